@@ -1,0 +1,59 @@
+"""Helpers shared by the benchmark scripts: temporary seeded databases and server processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def seeded_env(tmp: Path) -> dict[str, str]:
+    """Environment for a chipwatch process on a fresh migrated, seeded SQLite file under ``tmp``."""
+    env = {**os.environ, "CHIPWATCH_DATA_DIR": str(tmp), "CHIPWATCH_ADMIN_TOKEN": "bench",
+           "CHIPWATCH_SCHEDULER_ENABLED": "0", "CHIPWATCH_ALLOW_PRIVATE_NETWORKS": "1"}
+    env.pop("CHIPWATCH_DATABASE_URL", None)
+    subprocess.run([sys.executable, "-m", "chipwatch.cli", "init"], env=env, check=True,
+                   stdout=subprocess.DEVNULL, cwd=ROOT)
+    return env
+
+
+@contextmanager
+def server(argv: list[str], env: dict[str, str], port: int, path: str = "/healthz"):
+    """Run a server process until the block ends; waits until ``path`` answers."""
+    proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}{path}", timeout=1).status_code < 500:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextmanager
+def tempdir():
+    with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as d:
+        yield Path(d)

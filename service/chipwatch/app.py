@@ -1,0 +1,78 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from chipwatch import __version__
+from chipwatch.api import ApiError, install_error_handlers
+from chipwatch.config import get_settings
+from chipwatch.db import get_engine
+
+log = logging.getLogger("chipwatch.app")
+
+
+def create_app(*, scheduler: bool | None = None) -> FastAPI:
+    """Build the API; with ``scheduler`` (default: the setting) the lifespan runs the scheduled jobs."""
+    settings = get_settings()
+    run_scheduler = settings.scheduler_enabled if scheduler is None else scheduler
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        sched = None
+        if run_scheduler:
+            from chipwatch.scheduler import start_scheduler
+
+            sched = await start_scheduler(settings)
+        app.state.scheduler = sched
+        try:
+            yield
+        finally:
+            if sched is not None:
+                await sched.stop()
+
+    app = FastAPI(
+        title="chipwatch",
+        version=__version__,
+        summary="Knowledge base and signal monitor for the AI inference chip race",
+        lifespan=lifespan,
+        docs_url="/docs",
+    )
+    install_error_handlers(app)
+
+    from chipwatch.knowledge.routes import router as knowledge_router
+    from chipwatch.race.routes import router as race_router
+    from chipwatch.signals.routes import router as signals_router
+    from chipwatch.sources.routes import router as sources_router
+
+    for router in (race_router, signals_router, knowledge_router, sources_router):
+        app.include_router(router)
+
+    try:
+        from chipwatch.webhooks.routes import router as webhooks_router
+
+        app.include_router(webhooks_router)
+    except ImportError:  # pragma: no cover - the webhooks domain is optional in partial builds
+        pass
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, str]:
+        """Liveness: the process answers."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", tags=["ops"], responses={503: {"description": "database unreachable or not migrated"}})
+    def readyz():
+        """Readiness: the database answers and is migrated to head (503 problem otherwise)."""
+        try:
+            with get_engine().connect() as conn:
+                conn.execute(text("SELECT 1 FROM alembic_version"))
+        except Exception as exc:  # any driver error means not ready
+            raise ApiError(503, "Service Unavailable", f"database not ready: {type(exc).__name__}") from exc
+        return JSONResponse({"status": "ready"})
+
+    return app

@@ -1,0 +1,131 @@
+"""Database engine and session scope.
+
+SQLite (the embedded default) runs in WAL mode with a busy timeout so the API, the scheduler and a CLI
+command can share one file; PostgreSQL is reached through psycopg 3 when ``CHIPWATCH_DATABASE_URL`` says so.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, create_engine
+
+from chipwatch.config import Settings, get_settings
+
+SQLITE_BUSY_TIMEOUT_MS = 15_000
+
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+
+
+class ChangeClock:
+    """A process-local counter bumped after every commit that wrote rows.
+
+    Read models (``/v1/race``, ``/v1/signals``) cache their serialised bytes keyed by this counter, so a
+    cached answer is dropped the moment a write in this process commits.
+    """
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def bump(self) -> int:
+        with self._lock:
+            self.value += 1
+            return self.value
+
+
+change_clock = ChangeClock()
+
+
+def _on_sqlite_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every test
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine for ``url``; SQLite files get WAL, a busy timeout and foreign keys.
+
+    Raises ``sqlalchemy.exc.ArgumentError`` for a URL SQLAlchemy cannot parse.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+            pool_size=16,
+            max_overflow=16,
+        )
+        event.listen(engine, "connect", _on_sqlite_connect)
+        # SQLite's own deferred BEGIN upgrades to a write lock mid-transaction and can fail with
+        # "database is locked" without waiting; BEGIN IMMEDIATE takes the lock up front and honours the
+        # busy timeout.  Reads stay concurrent under WAL.
+        @event.listens_for(engine, "begin")
+        def _begin_immediate(conn) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("write") else "BEGIN")
+
+        # pysqlite's own transaction handling must be off for the explicit BEGIN above to apply.
+        @event.listens_for(engine, "connect")
+        def _no_implicit_begin(dbapi_conn, _record) -> None:
+            dbapi_conn.isolation_level = None
+
+    else:
+        engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return engine
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    """The shared engine for the configured database URL (one per URL per process)."""
+    settings = settings or get_settings()
+    url = settings.resolved_database_url
+    with _lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = make_engine(url)
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every pooled connection (tests and shutdown)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def is_postgres(engine: Engine) -> bool:
+    """True when ``engine`` talks to PostgreSQL (row claims use ``FOR UPDATE SKIP LOCKED`` there)."""
+    return engine.dialect.name == "postgresql"
+
+
+@contextmanager
+def session_scope(settings: Settings | None = None, *, write: bool = True) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error: the edge's transaction.
+
+    ``write=True`` takes SQLite's write lock at BEGIN so concurrent writers queue on the busy timeout
+    instead of failing on lock upgrade, and bumps :data:`change_clock` after the commit so cached read
+    models are dropped.  Services called inside never commit.
+    """
+    engine = get_engine(settings)
+    with engine.connect() as conn:
+        conn.info["write"] = write
+        with Session(bind=conn, expire_on_commit=False) as session:
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+        if write:
+            change_clock.bump()

@@ -1,0 +1,247 @@
+"""Knowledge-base tables and their API models.
+
+Every fact row carries provenance (see DESIGN.md, "Knowledge base"): the ``source_id`` it was read from,
+who reported it (``reported_by``), who watched it (``witnessed_by``), who reproduced it independently
+(``reproduced_by``), a verification level, and dates with their precision.  Ids are readable slugs.
+Ranges ("1.5x to 1.9x") keep ``value_min`` and ``value_max``; ``value`` then holds the midpoint.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Literal
+
+from sqlalchemy import JSON, Float, String, Text
+from sqlmodel import Field, SQLModel
+
+Verification = Literal["vendor_reported", "witnessed", "independent"]
+DatePrecision = Literal["day", "month", "quarter", "year"]
+Comparator = Literal["eq", "approx", "gt", "gte", "lt", "lte", "range"]
+SLUG = r"^[a-z0-9][a-z0-9-]{0,63}$"
+VERIFICATION_LEVELS: tuple[str, ...] = ("vendor_reported", "witnessed", "independent")
+
+
+def utcnow() -> datetime:
+    """Timezone-aware current time in UTC."""
+    from datetime import UTC
+
+    return datetime.now(UTC)
+
+
+class Provenance(SQLModel):
+    """Where a fact comes from and how far it has been checked."""
+
+    source_id: str | None = Field(default=None, foreign_key="sources.id", index=True)
+    reported_by: str | None = Field(default=None, max_length=64, description="vendor id that produced it")
+    witnessed_by: str | None = Field(default=None, max_length=64, description="third party that watched")
+    reproduced_by: str | None = Field(
+        default=None, max_length=64, description="third party that reproduced it independently"
+    )
+    verification: Verification = Field(default="vendor_reported", sa_type=String(20), index=True)
+    as_of: date | None = Field(default=None, description="when the fact held")
+    as_of_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    published_on: date | None = Field(default=None, description="when the source published it")
+    published_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    notes: str | None = Field(default=None, sa_type=Text)
+
+
+class Entity(SQLModel):
+    """Fields shared by named entities whose names and aliases drive mention matching."""
+
+    name: str = Field(max_length=200)
+    aliases: list[str] = Field(default_factory=list, sa_type=JSON)
+
+
+# ---------------------------------------------------------------- vendors
+class VendorBase(Entity, Provenance):
+    kinds: list[str] = Field(default_factory=list, sa_type=JSON, description="e.g. chip_maker, model_lab")
+    country: str | None = Field(default=None, max_length=2, description="ISO 3166-1 alpha-2")
+    owner_id: str | None = Field(default=None, max_length=64, description="vendor id of the parent")
+    listing: str | None = Field(default=None, max_length=200, description="exchange listing or IPO status")
+    people: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
+
+
+class Vendor(VendorBase, table=True):
+    __tablename__ = "vendors"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- chips and systems
+class ChipBase(Entity, Provenance):
+    vendor_id: str | None = Field(default=None, foreign_key="vendors.id", index=True)
+    kind: str = Field(default="chip", max_length=20, description="chip | system | soc | accelerator")
+    platform: str | None = Field(default=None, max_length=64, description="chip id of the platform")
+    memory_type: str | None = Field(default=None, max_length=32)
+    memory_capacity_gb: float | None = Field(default=None, sa_type=Float)
+    memory_bandwidth_tb_s: float | None = Field(default=None, sa_type=Float)
+    nominal_power_w: float | None = Field(default=None, sa_type=Float)
+    sustained_power_w_max: float | None = Field(default=None, sa_type=Float)
+    process_nm: float | None = Field(default=None, sa_type=Float)
+    released_on: date | None = None
+    released_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    status: str | None = Field(default=None, max_length=64)
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+
+
+class Chip(ChipBase, table=True):
+    __tablename__ = "chips"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- models
+class ModelBase(Entity, Provenance):
+    developer_id: str | None = Field(default=None, foreign_key="vendors.id", index=True)
+    parameters_b: float | None = Field(default=None, sa_type=Float, description="billions of parameters")
+    open_weights: bool | None = None
+    released_on: date | None = None
+    released_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+
+
+class Model(ModelBase, table=True):
+    __tablename__ = "models"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- benchmarks
+class BenchmarkBase(Entity, Provenance):
+    owner_id: str | None = Field(default=None, foreign_key="vendors.id", index=True)
+    description: str | None = Field(default=None, sa_type=Text)
+    workload: str | None = Field(default=None, max_length=64, description="single_turn | agentic ...")
+    url: str | None = None
+
+
+class Benchmark(BenchmarkBase, table=True):
+    __tablename__ = "benchmarks"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- results
+class ResultBase(Provenance):
+    benchmark_id: str | None = Field(default=None, foreign_key="benchmarks.id", index=True)
+    chip_ids: list[str] = Field(default_factory=list, sa_type=JSON, description="system under test")
+    baseline_ids: list[str] = Field(default_factory=list, sa_type=JSON, description="compared against")
+    baseline_label: str | None = Field(default=None, max_length=200)
+    model_ids: list[str] = Field(default_factory=list, sa_type=JSON)
+    model_label: str | None = Field(default=None, max_length=200)
+    metric: str = Field(max_length=64, index=True)
+    comparator: Comparator = Field(default="eq", sa_type=String(10))
+    value: float | None = Field(default=None, sa_type=Float)
+    value_min: float | None = Field(default=None, sa_type=Float)
+    value_max: float | None = Field(default=None, sa_type=Float)
+    unit: str | None = Field(default=None, max_length=32)
+    baseline_value: float | None = Field(default=None, sa_type=Float)
+    operating_point: str | None = Field(default=None, max_length=64)
+    interactivity_tok_s_user: float | None = Field(default=None, sa_type=Float)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    precision: str | None = Field(default=None, max_length=16)
+    software: str | None = Field(default=None, max_length=200)
+    speculative_decoding: bool | None = None
+    multi_token_prediction: bool | None = None
+    disaggregation: bool | None = None
+    headline: bool = Field(default=False, description="shown on the race board")
+
+
+class Result(ResultBase, table=True):
+    __tablename__ = "results"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- funding rounds
+class FundingRoundBase(Provenance):
+    vendor_id: str = Field(foreign_key="vendors.id", index=True, description="the company funded or bought")
+    round_type: str = Field(max_length=32, description="seed | series | strategic | acquisition | ...")
+    acquirer_id: str | None = Field(default=None, max_length=64)
+    amount: float | None = Field(default=None, sa_type=Float, description="in currency units, not millions")
+    currency: str | None = Field(default=None, max_length=3)
+    post_money_valuation: float | None = Field(default=None, sa_type=Float)
+    valuation_comparator: Comparator = Field(default="eq", sa_type=String(10))
+    announced_on: date | None = None
+    announced_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+
+
+class FundingRound(FundingRoundBase, table=True):
+    __tablename__ = "funding_rounds"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- deployments
+class DeploymentBase(Provenance):
+    chip_id: str | None = Field(default=None, foreign_key="chips.id", index=True)
+    system_label: str | None = Field(default=None, max_length=200)
+    operator_id: str | None = Field(default=None, max_length=64)
+    status: str = Field(default="planned", max_length=32, description="planned | pilot | volume | ...")
+    capacity_mw: float | None = Field(default=None, sa_type=Float, description="reached, in MW")
+    capacity_mw_target: float | None = Field(default=None, sa_type=Float)
+    target_on: date | None = None
+    target_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    units_min: int | None = None
+    units_max: int | None = None
+    scale: str | None = Field(default=None, max_length=200, description="qualitative scale when no figure")
+
+
+class Deployment(DeploymentBase, table=True):
+    __tablename__ = "deployments"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- claims (figures of no other kind)
+class ClaimBase(Provenance):
+    subject_ids: list[str] = Field(default_factory=list, sa_type=JSON)
+    topic: str = Field(max_length=64, index=True, description="e.g. price, margin, forecast, porting")
+    statement: str = Field(sa_type=Text)
+    attributed_to: str | None = Field(default=None, max_length=200, description="person or body quoted")
+    comparator: Comparator = Field(default="eq", sa_type=String(10))
+    value: float | None = Field(default=None, sa_type=Float)
+    value_min: float | None = Field(default=None, sa_type=Float)
+    value_max: float | None = Field(default=None, sa_type=Float)
+    unit: str | None = Field(default=None, max_length=32)
+    baseline_value: float | None = Field(default=None, sa_type=Float)
+
+
+class Claim(ClaimBase, table=True):
+    __tablename__ = "claims"
+    id: str = Field(primary_key=True, max_length=64)
+
+
+KB_TABLES: dict[str, type[SQLModel]] = {
+    "vendors": Vendor,
+    "chips": Chip,
+    "models": Model,
+    "benchmarks": Benchmark,
+    "results": Result,
+    "funding-rounds": FundingRound,
+    "deployments": Deployment,
+    "claims": Claim,
+}
+"""API path segment -> table model, in dependency order (a seed load upserts in this order)."""
+
+
+# ---------------------------------------------------------------- API models (Create / Update / Public)
+def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], type[SQLModel]]:
+    """Validated ``<Name>Create``, ``<Name>Update`` (every field optional) and ``<Name>Public`` models.
+
+    Table models skip validation on construction, so request bodies use these instead.
+    """
+    from pydantic import Field as PField
+    from pydantic import create_model
+
+    base = table.__mro__[1]
+    name = table.__name__
+    id_field = (str, PField(pattern=SLUG, max_length=64, description="readable slug id"))
+    strict = type(f"{name}Strict", (base,), {"model_config": {**base.model_config, "extra": "forbid"}})
+    create = create_model(f"{name}Create", __base__=strict, id=id_field)
+    public = create_model(f"{name}Public", __base__=base, id=(str, ...))
+    optional = {
+        fname: (info.annotation | None, PField(default=None, description=info.description))
+        for fname, info in base.model_fields.items()
+    }
+    update = create_model(f"{name}Update", __config__={"extra": "forbid"}, **optional)
+    return create, update, public
+
+
+API_MODELS: dict[str, tuple[type[SQLModel], type[SQLModel], type[SQLModel]]] = {
+    kind: _api_models(table) for kind, table in KB_TABLES.items()
+}
+"""API path segment -> (Create, Update, Public) models."""

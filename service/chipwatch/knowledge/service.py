@@ -1,0 +1,157 @@
+"""Queries and changes of the knowledge base (services flush, never commit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import String, cast, select
+from sqlmodel import Session, SQLModel
+
+from chipwatch.knowledge.models import KB_TABLES
+
+# Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
+fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
+
+
+class UnknownReference(ValueError):
+    """A field names an id that is not in the knowledge base."""
+
+    def __init__(self, field: str, ref_id: str, kind: str) -> None:
+        super().__init__(f"{field}: no {kind} with id {ref_id!r}")
+        self.field, self.ref_id, self.kind = field, ref_id, kind
+
+
+class DuplicateId(ValueError):
+    """A create names an id that exists already."""
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One list filter: query parameter ``param`` tests column ``column``.
+
+    ``mode`` is ``eq`` (equality), ``contains`` (a JSON list column holds the value) or ``kinds`` (same,
+    without a reference check).  ``ref`` names the KB kind whose ids the value must be (422 otherwise).
+    """
+
+    param: str
+    column: str
+    mode: str = "eq"
+    ref: str | None = None
+    description: str = ""
+
+
+# Columns that name other entities, checked on create/update: column -> (kind, is_list).
+REFERENCES: dict[str, tuple[str, bool]] = {
+    "vendor_id": ("vendors", False),
+    "owner_id": ("vendors", False),
+    "developer_id": ("vendors", False),
+    "acquirer_id": ("vendors", False),
+    "reported_by": ("vendors", False),
+    "witnessed_by": ("vendors", False),
+    "reproduced_by": ("vendors", False),
+    "operator_id": ("vendors", False),
+    "chip_id": ("chips", False),
+    "chip_ids": ("chips", True),
+    "baseline_ids": ("chips", True),
+    "model_ids": ("models", True),
+    "benchmark_id": ("benchmarks", False),
+    "subject_ids": (None, True),  # any entity kind
+}
+ENTITY_KINDS = ("vendors", "chips", "models", "benchmarks")
+
+
+def entity_exists(*, session: Session, kind: str | None, id_: str) -> bool:
+    """True when ``id_`` is a row of ``kind`` (any named entity kind when ``kind`` is None)."""
+    kinds = ENTITY_KINDS if kind is None else (kind,)
+    return any(session.get(KB_TABLES[k], id_) is not None for k in kinds)
+
+
+def check_references(*, session: Session, data: dict[str, Any]) -> None:
+    """Raise :class:`UnknownReference` for the first field naming an unknown entity or source."""
+    from chipwatch.sources.models import Source
+
+    for field, value in data.items():
+        if value is None:
+            continue
+        if field == "source_id":
+            if session.get(Source, value) is None:
+                raise UnknownReference(field, value, "source")
+            continue
+        ref = REFERENCES.get(field)
+        if ref is None:
+            continue
+        kind, is_list = ref
+        for ref_id in value if is_list else [value]:
+            if not entity_exists(session=session, kind=kind, id_=ref_id):
+                raise UnknownReference(field, ref_id, kind or "entity")
+
+
+def list_rows(
+    *,
+    session: Session,
+    kind: str,
+    filters: list[tuple[Filter, Any]],
+    limit: int,
+    after_id: str | None,
+) -> tuple[list[SQLModel], str | None]:
+    """One page of ``kind`` rows ordered by id, and the last id when another page follows.
+
+    Raises :class:`UnknownReference` when a reference filter names an unknown id.
+    """
+    table = KB_TABLES[kind]
+    stmt = select(table)
+    for flt, value in filters:
+        if value is None:
+            continue
+        if flt.ref is not None and not entity_exists(session=session, kind=flt.ref, id_=value):
+            raise UnknownReference(flt.param, value, flt.ref)
+        col = getattr(table, flt.column)
+        if flt.mode in ("contains", "kinds"):
+            # JSON lists are stored as text on SQLite and json on PostgreSQL; both render '"id"' inside.
+            stmt = stmt.where(cast(col, String).like(f'%"{value}"%'))
+        else:
+            stmt = stmt.where(col == value)
+    if after_id is not None:
+        stmt = stmt.where(table.id > after_id)
+    rows = list(session.scalars(stmt.order_by(table.id).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1].id if more and rows else None)
+
+
+def get_row(*, session: Session, kind: str, id_: str) -> SQLModel | None:
+    """The ``kind`` row with ``id_``, or None."""
+    return session.get(KB_TABLES[kind], id_)
+
+
+def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
+    """Insert a fact or entity; raises :class:`DuplicateId` or :class:`UnknownReference`."""
+    table = KB_TABLES[kind]
+    data = row_in.model_dump()
+    if session.get(table, data["id"]) is not None:
+        raise DuplicateId(f"a {kind} row with id {data['id']!r} exists already")
+    check_references(session=session, data=data)
+    row = table(**data)
+    session.add(row)
+    session.flush()
+    _notify(session, kind, row)
+    return row
+
+
+def update_row(*, session: Session, kind: str, row: SQLModel, changes_in: SQLModel) -> SQLModel:
+    """Apply the fields set in ``changes_in``; raises :class:`UnknownReference`."""
+    changes = changes_in.model_dump(exclude_unset=True)
+    check_references(session=session, data=changes)
+    for key, value in changes.items():
+        setattr(row, key, value)
+    session.add(row)
+    session.flush()
+    _notify(session, kind, row)
+    return row
+
+
+def _notify(session: Session, kind: str, row: SQLModel) -> None:
+    for listener in fact_listeners:
+        listener(session, kind, row)

@@ -1,0 +1,28 @@
+"""Run Alembic migrations from code (``chipwatch init`` and the test fixtures)."""
+
+from __future__ import annotations
+
+from alembic import command
+from alembic.config import Config
+
+from chipwatch.config import Settings, get_settings
+from chipwatch.db import get_engine
+from chipwatch.paths import MIGRATIONS_DIR, PROJECT_ROOT
+
+
+def alembic_config(settings: Settings | None = None) -> Config:
+    """An Alembic Config pointing at ``migrations/`` and the configured database."""
+    settings = settings or get_settings()
+    cfg = Config(str(PROJECT_ROOT / "alembic.ini"))
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", settings.resolved_database_url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade_to_head(settings: Settings | None = None) -> None:
+    """Upgrade the configured database to the newest migration (idempotent)."""
+    settings = settings or get_settings()
+    cfg = alembic_config(settings)
+    with get_engine(settings).begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

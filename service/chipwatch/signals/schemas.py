@@ -1,0 +1,75 @@
+"""API shapes of signals (documented in OpenAPI; the hot board is served from cached bytes)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Status = Literal["open", "pending_review", "resolved"]
+Outcome = Literal["yes", "no", "annulled"]
+WatchHealth = Literal["ok", "degraded", "blind"]
+
+
+class SignalSummary(BaseModel):
+    id: str
+    question: str
+    status: Status
+    outcome: Outcome | None
+    version: int
+    review: Literal["auto", "manual"]
+    opened_on: str
+    deadline: str | None
+    on_deadline: Literal["no", "annulled"]
+    resolved_at: str | None
+    known_at: str | None
+    subjects: list[str]
+    watch_health: WatchHealth
+
+
+class EvidencePublic(BaseModel):
+    id: int
+    ref_kind: str
+    ref_id: str
+    side: Literal["yes", "no"]
+    condition_index: int
+    reason: str | None
+    trust: str | None
+    source_id: str | None
+    title: str | None
+    url: str | None
+    published_at: str | None
+    recorded_at: str
+
+
+class SignalDetail(SignalSummary):
+    description: str | None
+    tags: list[str]
+    yes_when: list[dict[str, Any]]
+    no_when: list[dict[str, Any]]
+    watched_sources: list[str]
+    evidence: list[EvidencePublic]
+
+
+class HistoryEntry(BaseModel):
+    id: int
+    version: int
+    from_status: Status
+    to_status: Status
+    from_outcome: Outcome | None
+    to_outcome: Outcome | None
+    cause: str
+    note: str | None
+    evidence_ids: list[int]
+    known_at: str | None
+    at: str
+
+
+class SignalPage(BaseModel):
+    items: list[SignalSummary]
+    next_cursor: str | None
+
+
+class HistoryPage(BaseModel):
+    items: list[HistoryEntry]
+    next_cursor: str | None

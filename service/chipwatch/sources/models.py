@@ -1,0 +1,93 @@
+"""Sources (feeds, pages, reports, seed articles), their fetched items and entity mentions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import DateTime, Index, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from chipwatch.knowledge.models import utcnow
+
+Trust = Literal["vendor", "press", "analyst", "independent"]
+SourceKind = Literal["rss", "atom", "rdf", "json", "unknown", "article", "report", "page"]
+FEED_KINDS = ("rss", "atom", "rdf", "json", "unknown")
+
+
+def _ts(**kw):
+    return Field(sa_type=DateTime(timezone=True), **kw)
+
+
+class SourceBase(SQLModel):
+    name: str = Field(max_length=200)
+    url: str | None = Field(default=None, max_length=2000)
+    kind: SourceKind = Field(default="unknown", sa_type=String(10), description="detected for feeds")
+    trust: Trust = Field(default="press", sa_type=String(12))
+    language: str | None = Field(default=None, max_length=8)
+    publisher_id: str | None = Field(default=None, max_length=64, description="vendor id, if any")
+    check_interval_s: int | None = Field(default=None, description="fixed interval; null = adaptive")
+    enabled: bool = True
+    notes: str | None = Field(default=None, sa_type=Text)
+
+
+class Source(SourceBase, table=True):
+    __tablename__ = "sources"
+    __table_args__ = (Index("ix_sources_due", "enabled", "next_check_at"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    created_at: datetime = _ts(default_factory=utcnow)
+    last_checked_at: datetime | None = _ts(default=None)
+    last_success_at: datetime | None = _ts(default=None)
+    last_status: str | None = Field(default=None, max_length=32, description="ok | not_modified | error")
+    last_http_status: int | None = None
+    last_error: str | None = Field(default=None, sa_type=Text)
+    consecutive_failures: int = 0
+    next_check_at: datetime | None = _ts(default=None)
+    etag: str | None = Field(default=None, max_length=512)
+    last_modified: str | None = Field(default=None, max_length=128)
+    effective_interval_s: int | None = None
+    permanent_redirects: int = Field(default=0, description="consecutive checks that saw 301/308 only")
+    redirect_target: str | None = Field(default=None, max_length=2000)
+    claimed_until: datetime | None = _ts(default=None)
+    claimed_by: str | None = Field(default=None, max_length=64)
+    items_count: int = 0
+
+
+class Item(SQLModel, table=True):
+    """One feed entry, stored once (dedup by guid, then normalised link, then content hash)."""
+
+    __tablename__ = "items"
+    __table_args__ = (
+        Index("ix_items_source_guid", "source_id", "guid"),
+        Index("ix_items_source_link", "source_id", "link_norm"),
+        Index("ix_items_source_hash", "source_id", "content_hash"),
+        Index("ix_items_published", "published_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    source_id: str = Field(foreign_key="sources.id", max_length=64)
+    guid: str | None = Field(default=None, max_length=1000)
+    link: str | None = Field(default=None, max_length=2000)
+    link_norm: str | None = Field(default=None, max_length=2000)
+    content_hash: str = Field(max_length=64)
+    title: str = Field(default="", sa_type=Text)
+    summary: str | None = Field(default=None, sa_type=Text)
+    content: str | None = Field(default=None, sa_type=Text)
+    author: str | None = Field(default=None, max_length=500)
+    published_at: datetime | None = _ts(default=None)
+    published_is_estimated: bool = False
+    first_seen_at: datetime = _ts(default_factory=utcnow)
+    updated_at: datetime | None = _ts(default=None)
+
+
+class ItemMention(SQLModel, table=True):
+    """An item names a knowledge-base entity (by name or alias)."""
+
+    __tablename__ = "item_mentions"
+    __table_args__ = (UniqueConstraint("item_id", "entity_id"), Index("ix_mentions_entity", "entity_id"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    entity_id: str = Field(max_length=64)
+    entity_kind: str = Field(max_length=16)

@@ -1,0 +1,91 @@
+"""Event outbox, webhook endpoints, deliveries and delivery attempts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from chipwatch.knowledge.models import utcnow
+
+EVENT_TYPES = (
+    "signal.status_changed",
+    "signal.evidence_added",
+    "signal.deadline_approaching",
+    "source.health_changed",
+    "webhook.test",
+)
+
+
+class Event(SQLModel, table=True):
+    """An outbox row, written in the same transaction as the change it announces."""
+
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_undispatched", "dispatched", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    msg_id: str = Field(max_length=64, unique=True, description="webhook-id, stable across retries")
+    type: str = Field(max_length=64, index=True)
+    signal_id: str | None = Field(default=None, max_length=64, index=True)
+    source_id: str | None = Field(default=None, max_length=64)
+    data: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    dispatched: bool = Field(default=False, description="fanned out into deliveries")
+
+
+class Webhook(SQLModel, table=True):
+    """A subscriber endpoint."""
+
+    __tablename__ = "webhooks"
+
+    id: str = Field(primary_key=True, max_length=64)
+    url: str = Field(max_length=2000)
+    description: str | None = Field(default=None, sa_type=Text)
+    event_types: list[str] = Field(default_factory=list, sa_type=JSON)
+    signal_ids: list[str] = Field(default_factory=list, sa_type=JSON)
+    secret: str = Field(max_length=128)
+    previous_secret: str | None = Field(default=None, max_length=128)
+    previous_secret_expires_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    enabled: bool = True
+    disabled_reason: str | None = Field(default=None, sa_type=Text)
+    failing_since: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Delivery(SQLModel, table=True):
+    """One event to one endpoint; retried until it succeeds or the schedule runs out."""
+
+    __tablename__ = "deliveries"
+    __table_args__ = (
+        UniqueConstraint("webhook_id", "event_id"),
+        Index("ix_deliveries_due", "status", "next_attempt_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    webhook_id: str = Field(foreign_key="webhooks.id", max_length=64, index=True)
+    event_id: int = Field(foreign_key="events.id")
+    status: str = Field(default="pending", max_length=16, description="pending | succeeded | failed")
+    attempts: int = 0
+    next_attempt_at: datetime | None = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    last_attempt_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    last_status_code: int | None = None
+    last_error: str | None = Field(default=None, sa_type=Text)
+    claimed_until: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    claimed_by: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class DeliveryAttempt(SQLModel, table=True):
+    """One HTTP attempt of a delivery, kept for the log and replay."""
+
+    __tablename__ = "delivery_attempts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    delivery_id: int = Field(foreign_key="deliveries.id", index=True)
+    attempted_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    status_code: int | None = None
+    latency_ms: float | None = None
+    error: str | None = Field(default=None, sa_type=Text)
+    response_excerpt: str | None = Field(default=None, sa_type=Text)
