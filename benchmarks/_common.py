@@ -24,11 +24,21 @@ def free_port() -> int:
 
 def seeded_env(tmp: Path) -> dict[str, str]:
     """Environment for a chipwatch process on a fresh migrated, seeded SQLite file under ``tmp``."""
-    env = {**os.environ, "CHIPWATCH_DATA_DIR": str(tmp), "CHIPWATCH_ADMIN_TOKEN": "bench",
-           "CHIPWATCH_SCHEDULER_ENABLED": "0", "CHIPWATCH_ALLOW_PRIVATE_NETWORKS": "1"}
+    env = {
+        **os.environ,
+        "CHIPWATCH_DATA_DIR": str(tmp),
+        "CHIPWATCH_ADMIN_TOKEN": "bench",
+        "CHIPWATCH_SCHEDULER_ENABLED": "0",
+        "CHIPWATCH_ALLOW_PRIVATE_NETWORKS": "1",
+    }
     env.pop("CHIPWATCH_DATABASE_URL", None)
-    subprocess.run([sys.executable, "-m", "chipwatch.cli", "init"], env=env, check=True,
-                   stdout=subprocess.DEVNULL, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "chipwatch.cli", "init"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     return env
 
 

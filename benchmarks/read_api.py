@@ -21,7 +21,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import free_port, seeded_env, server, tempdir  # noqa: E402
 
-BARE_APP = '''
+BARE_APP = """
 import sys
 from starlette.applications import Starlette
 from starlette.responses import Response
@@ -34,14 +34,16 @@ def make(body):
 app = Starlette(routes=[Route(p, make(b)) for p, b in bodies.items()])
 import uvicorn
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
-'''
+"""
 
 
 def wrk(url: str, connections: int, duration_s: int) -> tuple[float, float]:
     """(requests/s, p99 ms) from one wrk run."""
     out = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{duration_s}s", "--latency", url],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     m = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
@@ -60,8 +62,18 @@ def main() -> None:
     with tempdir() as tmp:
         env = seeded_env(tmp)
         port = free_port()
-        cmd = [sys.executable, "-m", "uvicorn", "chipwatch.app:create_app", "--factory", "--port", str(port),
-               "--log-level", "warning", "--no-access-log"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "chipwatch.app:create_app",
+            "--factory",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
         results = {}
         with server(cmd, env, port):
             files = []
@@ -72,12 +84,16 @@ def main() -> None:
                 files += [p, str(f)]
             for p in paths:
                 wrk(f"http://127.0.0.1:{port}{p}", args.connections, 2)  # warm-up
-                results[("chipwatch", p)] = wrk(f"http://127.0.0.1:{port}{p}", args.connections, args.duration)
+                results[("chipwatch", p)] = wrk(
+                    f"http://127.0.0.1:{port}{p}", args.connections, args.duration
+                )
         bare_port = free_port()
         with server([sys.executable, "-c", BARE_APP, str(bare_port), *files], env, bare_port, paths[0]):
             for p in paths:
                 wrk(f"http://127.0.0.1:{bare_port}{p}", args.connections, 2)
-                results[("bare", p)] = wrk(f"http://127.0.0.1:{bare_port}{p}", args.connections, args.duration)
+                results[("bare", p)] = wrk(
+                    f"http://127.0.0.1:{bare_port}{p}", args.connections, args.duration
+                )
     print(f"{'path':<14}{'chipwatch req/s':>17}{'p99 ms':>9}{'bare req/s':>12}{'p99 ms':>9}{'ratio':>8}")
     for p in paths:
         c_rps, c_p99 = results[("chipwatch", p)]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlmodel import SQLModel
 
 import chipwatch.models  # noqa: F401  (registers every domain's tables)
 from chipwatch.db import get_engine
-from sqlmodel import SQLModel
 
 config = context.config
 target_metadata = SQLModel.metadata

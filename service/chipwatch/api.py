@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 import orjson
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
@@ -66,10 +66,14 @@ class Conflict(ApiError):
 
 def invalid(field: str, message: str) -> ApiError:
     """A 422 naming the offending field."""
-    return ApiError(422, "Unprocessable Content", f"{field}: {message}", errors=[{"field": field, "message": message}])
+    return ApiError(
+        422, "Unprocessable Content", f"{field}: {message}", errors=[{"field": field, "message": message}]
+    )
 
 
-def problem_response(status: int, title: str, detail: str | None, instance: str | None, **extra: Any) -> Response:
+def problem_response(
+    status: int, title: str, detail: str | None, instance: str | None, **extra: Any
+) -> Response:
     """An ``application/problem+json`` response; ``extra`` members (e.g. ``errors``) are added."""
     body = {"type": "about:blank", "title": title, "status": status}
     if detail is not None:
@@ -91,8 +95,14 @@ def install_error_handlers(app) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException):
         from http import HTTPStatus
 
-        title = HTTPStatus(exc.status_code).phrase if exc.status_code in HTTPStatus._value2member_map_ else "Error"
-        resp = problem_response(exc.status_code, title, str(exc.detail) if exc.detail else None, request.url.path)
+        title = (
+            HTTPStatus(exc.status_code).phrase
+            if exc.status_code in HTTPStatus._value2member_map_
+            else "Error"
+        )
+        resp = problem_response(
+            exc.status_code, title, str(exc.detail) if exc.detail else None, request.url.path
+        )
         for k, v in (exc.headers or {}).items():
             resp.headers[k] = v
         return resp
@@ -111,7 +121,9 @@ def install_error_handlers(app) -> None:
         import logging
 
         logging.getLogger("chipwatch.api").exception("unhandled error on %s", request.url.path)
-        return problem_response(500, "Internal Server Error", "unexpected error; see server logs", request.url.path)
+        return problem_response(
+            500, "Internal Server Error", "unexpected error; see server logs", request.url.path
+        )
 
 
 # ---------------------------------------------------------------- sessions and auth

@@ -65,7 +65,9 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         """Liveness: the process answers."""
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["ops"], responses={503: {"description": "database unreachable or not migrated"}})
+    @app.get(
+        "/readyz", tags=["ops"], responses={503: {"description": "database unreachable or not migrated"}}
+    )
     def readyz():
         """Readiness: the database answers and is migrated to head (503 problem otherwise)."""
         try:
@@ -75,4 +77,40 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
             raise ApiError(503, "Service Unavailable", f"database not ready: {type(exc).__name__}") from exc
         return JSONResponse({"status": "ready"})
 
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _openapi(app: FastAPI) -> dict:
+    """The OpenAPI schema with every error documented as problem+json (RFC 9457)."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    from chipwatch.api import PROBLEM_JSON, Problem
+
+    schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    problem = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for path, ops in schema.get("paths", {}).items():
+        for method, op in ops.items():
+            responses = op.setdefault("responses", {})
+            errors = {"422": "invalid parameter or body", "500": "unexpected error"}
+            if path.startswith("/v1/"):
+                errors["401"] = "missing or wrong token"
+            if "{" in path:
+                errors["404"] = "unknown id"
+            if method in ("post", "patch", "delete", "put"):
+                errors["409"] = "conflict with the current state"
+            if path == "/readyz":
+                errors["503"] = "database not ready"
+            for code, description in errors.items():
+                entry = responses.setdefault(code, {"description": description})
+                entry["content"] = problem
+            if "304" in responses:
+                responses["304"].pop("content", None)
+    app.openapi_schema = schema
+    return schema

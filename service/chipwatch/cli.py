@@ -11,8 +11,11 @@ from rich.table import Table
 
 from chipwatch.config import get_settings
 
-app = typer.Typer(help="chipwatch: knowledge base and signal monitor for the AI inference chip race.",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="chipwatch: knowledge base and signal monitor for the AI inference chip race.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console()
 
 
@@ -49,8 +52,11 @@ def init() -> None:
     token = ensure_admin_token(settings)
     if token:
         # Printed to the terminal once, never logged; it is kept (mode 0600) in the data directory.
-        console.print(f"admin token (shown once; stored in {settings.data_dir}/admin_token): {token}",
-                      soft_wrap=True, highlight=False)
+        console.print(
+            f"admin token (shown once; stored in {settings.data_dir}/admin_token): {token}",
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 @app.command()
@@ -76,8 +82,15 @@ def serve(
     if no_scheduler:
         os.environ["CHIPWATCH_SCHEDULER_ENABLED"] = "0"
         get_settings.cache_clear()
-    uvicorn.run("chipwatch.app:create_app", factory=True, host=host, port=port, workers=workers,
-                log_level="warning", access_log=False)
+    uvicorn.run(
+        "chipwatch.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+    )
 
 
 @app.command()
@@ -87,12 +100,20 @@ def signals() -> None:
     from chipwatch.signals import service
 
     with session_scope(write=False) as session:
-        rows, _ = service.list_signals(session=session, status=None, outcome=None, limit=10_000, after_id=None)
+        rows, _ = service.list_signals(
+            session=session, status=None, outcome=None, limit=10_000, after_id=None
+        )
     table = Table("id", "status", "outcome", "known_at", "deadline", "watch health", title="watch signals")
     colour = {"open": "yellow", "pending_review": "magenta", "resolved": "green"}
     for r in rows:
-        table.add_row(r["id"], f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["outcome"] or "-",
-                      (r["known_at"] or "-")[:19], r["deadline"] or "-", r["watch_health"])
+        table.add_row(
+            r["id"],
+            f"[{colour.get(r['status'], 'white')}]{r['status']}[/]",
+            r["outcome"] or "-",
+            (r["known_at"] or "-")[:19],
+            r["deadline"] or "-",
+            r["watch_health"],
+        )
     console.print(table)
 
 

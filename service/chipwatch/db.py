@@ -68,6 +68,7 @@ def make_engine(url: str) -> Engine:
             max_overflow=16,
         )
         event.listen(engine, "connect", _on_sqlite_connect)
+
         # SQLite's own deferred BEGIN upgrades to a write lock mid-transaction and can fail with
         # "database is locked" without waiting; BEGIN IMMEDIATE takes the lock up front and honours the
         # busy timeout.  Reads stay concurrent under WAL.

@@ -21,7 +21,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        payload.update({k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")})
+        payload.update(
+            {k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")}
+        )
         if record.exc_info:
             payload["exc"] = self.formatException(record.exc_info)
         return json.dumps(payload, default=str)

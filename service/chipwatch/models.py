@@ -1,5 +1,7 @@
 """Imports every domain's tables so SQLModel.metadata (and Alembic) sees them all."""
 
+from sqlmodel import SQLModel
+
 from chipwatch.knowledge.models import (  # noqa: F401
     Benchmark,
     Chip,
@@ -13,6 +15,5 @@ from chipwatch.knowledge.models import (  # noqa: F401
 from chipwatch.signals.models import Evidence, Signal, SignalHistory  # noqa: F401
 from chipwatch.sources.models import Item, ItemMention, Source  # noqa: F401
 from chipwatch.webhooks.models import Delivery, DeliveryAttempt, Event, Webhook  # noqa: F401
-from sqlmodel import SQLModel
 
 metadata = SQLModel.metadata

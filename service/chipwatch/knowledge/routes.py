@@ -4,9 +4,8 @@ The eight kinds share one shape, so their routes are built from a table of filte
 eight times; each still gets its own typed parameters, models and docs in the OpenAPI schema.
 """
 
-
 import inspect
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Query
 from sqlmodel import Session
@@ -118,15 +117,19 @@ def _add_list_route(kind: str) -> None:
         return {"items": rows, "next_cursor": encode_cursor(last) if last else None}
 
     params = [
-        inspect.Parameter("session", inspect.Parameter.KEYWORD_ONLY, default=Depends(read_session),
-                          annotation=Session),
+        inspect.Parameter(
+            "session", inspect.Parameter.KEYWORD_ONLY, default=Depends(read_session), annotation=Session
+        ),
         inspect.Parameter("limit", inspect.Parameter.KEYWORD_ONLY, default=LimitQ, annotation=int),
         inspect.Parameter("cursor", inspect.Parameter.KEYWORD_ONLY, default=CursorQ, annotation=str | None),
     ]
     for flt in filters:
         annotation, default = _query_for(flt)
-        params.append(inspect.Parameter(flt.param, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                        annotation=annotation))
+        params.append(
+            inspect.Parameter(
+                flt.param, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+            )
+        )
     list_endpoint.__signature__ = inspect.Signature(params)
     names = ", ".join(f"`{f.param}`" for f in filters)
     router.add_api_route(
@@ -172,16 +175,37 @@ def _add_item_routes(kind: str) -> None:
             raise invalid(exc.field, f"no {exc.kind} with id {exc.ref_id!r}") from exc
 
     slug = kind.replace("-", "_")
-    router.add_api_route(f"/{kind}/{{id}}", get_endpoint, methods=["GET"], response_model=public,
-                         name=f"get_{slug}", summary=f"Get one {label} (404 problem when unknown)", tags=tag,
-                         responses={404: {"description": "unknown id (problem+json)"}})
-    router.add_api_route(f"/{kind}", create_endpoint, methods=["POST"], response_model=public,
-                         status_code=201, dependencies=[AdminDep], name=f"create_{slug}",
-                         summary=f"Add a {label} (admin; 409 on a taken id, 422 on an unknown reference)",
-                         tags=tag)
-    router.add_api_route(f"/{kind}/{{id}}", patch_endpoint, methods=["PATCH"], response_model=public,
-                         dependencies=[AdminDep], name=f"update_{slug}",
-                         summary=f"Change fields of a {label} (admin)", tags=tag)
+    router.add_api_route(
+        f"/{kind}/{{id}}",
+        get_endpoint,
+        methods=["GET"],
+        response_model=public,
+        name=f"get_{slug}",
+        summary=f"Get one {label} (404 problem when unknown)",
+        tags=tag,
+        responses={404: {"description": "unknown id (problem+json)"}},
+    )
+    router.add_api_route(
+        f"/{kind}",
+        create_endpoint,
+        methods=["POST"],
+        response_model=public,
+        status_code=201,
+        dependencies=[AdminDep],
+        name=f"create_{slug}",
+        summary=f"Add a {label} (admin; 409 on a taken id, 422 on an unknown reference)",
+        tags=tag,
+    )
+    router.add_api_route(
+        f"/{kind}/{{id}}",
+        patch_endpoint,
+        methods=["PATCH"],
+        response_model=public,
+        dependencies=[AdminDep],
+        name=f"update_{slug}",
+        summary=f"Change fields of a {label} (admin)",
+        tags=tag,
+    )
 
 
 for _kind in FILTERS:

@@ -57,7 +57,6 @@ class FundingView(BaseModel):
 
 
 class Race(BaseModel):
-    generated_at: str
     signal_counts: dict[str, int]
     signals: list[SignalSummary]
     headline_results: list[ResultView]

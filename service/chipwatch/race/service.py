@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import FundingRound, Result, utcnow
+from chipwatch.knowledge.models import FundingRound, Result
 from chipwatch.signals import service as signals_service
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source
@@ -98,7 +98,6 @@ def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
     for s in signals:
         counts[s.status] = counts.get(s.status, 0) + 1
     return {
-        "generated_at": utcnow().isoformat(),
         "signal_counts": counts,
         "signals": board,
         "headline_results": [result_view(r, sources) for r in headline],

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Index, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from chipwatch.knowledge.models import utcnow
+from chipwatch.types import UTCDateTime
 
 
 class Signal(SQLModel, table=True):
@@ -30,11 +31,11 @@ class Signal(SQLModel, table=True):
     status: str = Field(default="open", max_length=16, index=True)
     outcome: str | None = Field(default=None, max_length=10)
     version: int = 0
-    resolved_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
-    known_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    resolved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    known_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     deadline_warned: bool = False
-    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
 class SignalHistory(SQLModel, table=True):
@@ -52,8 +53,8 @@ class SignalHistory(SQLModel, table=True):
     cause: str = Field(max_length=32)
     note: str | None = Field(default=None, sa_type=Text)
     evidence_ids: list[int] = Field(default_factory=list, sa_type=JSON)
-    known_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
-    at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    known_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
 class Evidence(SQLModel, table=True):
@@ -76,5 +77,5 @@ class Evidence(SQLModel, table=True):
     source_id: str | None = Field(default=None, max_length=64)
     title: str | None = Field(default=None, sa_type=Text)
     url: str | None = Field(default=None, max_length=2000)
-    published_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
-    recorded_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    published_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    recorded_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Path, Query, Request
 from sqlmodel import Session
 
-from chipwatch.api import CursorQ, LimitQ, NotFound, cached_json, decode_cursor, encode_cursor, read_session, require_reader
+from chipwatch.api import (
+    CursorQ,
+    LimitQ,
+    NotFound,
+    cached_json,
+    decode_cursor,
+    encode_cursor,
+    read_session,
+    require_reader,
+)
 from chipwatch.db import session_scope
 from chipwatch.signals import service
 from chipwatch.signals.models import Signal
@@ -39,7 +48,9 @@ def list_signals(
     return cached_json(request, f"signals?{status}&{outcome}&{limit}&{cursor}", build)
 
 
-@router.get("/signals/{signal_id}", response_model=SignalDetail, responses={404: {"description": "unknown id"}})
+@router.get(
+    "/signals/{signal_id}", response_model=SignalDetail, responses={404: {"description": "unknown id"}}
+)
 def get_signal(signal_id: str = SignalId, session: Session = Depends(read_session)):
     """One signal: definition, state, watched sources and every piece of evidence (oldest first)."""
     signal = session.get(Signal, signal_id)
@@ -48,7 +59,9 @@ def get_signal(signal_id: str = SignalId, session: Session = Depends(read_sessio
     return service.signal_detail(session=session, signal=signal)
 
 
-@router.get("/signals/{signal_id}/history", response_model=HistoryPage, responses={404: {"description": "unknown id"}})
+@router.get(
+    "/signals/{signal_id}/history", response_model=HistoryPage, responses={404: {"description": "unknown id"}}
+)
 def get_history(signal_id: str = SignalId, session: Session = Depends(read_session)):
     """Every transition of the signal (from, to, cause, note, evidence ids, known_at), oldest first."""
     if session.get(Signal, signal_id) is None:

@@ -47,7 +47,9 @@ def watch_health(signal: Signal, feeds: list[Source]) -> str:
 
 def enabled_feeds(*, session: Session) -> list[Source]:
     """Every enabled source that is a feed (seed articles and reports are not watched)."""
-    stmt = select(Source).where(Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None))
+    stmt = select(Source).where(
+        Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None)
+    )
     return list(session.scalars(stmt))
 
 

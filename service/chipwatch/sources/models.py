@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import DateTime, Index, String, Text, UniqueConstraint
+from sqlalchemy import Index, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from chipwatch.knowledge.models import utcnow
+from chipwatch.types import UTCDateTime
 
 Trust = Literal["vendor", "press", "analyst", "independent"]
 SourceKind = Literal["rss", "atom", "rdf", "json", "unknown", "article", "report", "page"]
@@ -16,7 +17,7 @@ FEED_KINDS = ("rss", "atom", "rdf", "json", "unknown")
 
 
 def _ts(**kw):
-    return Field(sa_type=DateTime(timezone=True), **kw)
+    return Field(sa_type=UTCDateTime, **kw)
 
 
 class SourceBase(SQLModel):

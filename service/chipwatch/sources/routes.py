@@ -6,7 +6,16 @@ from fastapi import APIRouter, Depends, Path
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.api import CursorQ, LimitQ, NotFound, Page, decode_cursor, encode_cursor, read_session, require_reader
+from chipwatch.api import (
+    CursorQ,
+    LimitQ,
+    NotFound,
+    Page,
+    decode_cursor,
+    encode_cursor,
+    read_session,
+    require_reader,
+)
 from chipwatch.sources.models import Source
 
 router = APIRouter(prefix="/v1", tags=["sources"], dependencies=[Depends(require_reader)])

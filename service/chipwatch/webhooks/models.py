@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from chipwatch.knowledge.models import utcnow
+from chipwatch.types import UTCDateTime
 
 EVENT_TYPES = (
     "signal.status_changed",
@@ -31,7 +32,7 @@ class Event(SQLModel, table=True):
     signal_id: str | None = Field(default=None, max_length=64, index=True)
     source_id: str | None = Field(default=None, max_length=64)
     data: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     dispatched: bool = Field(default=False, description="fanned out into deliveries")
 
 
@@ -47,11 +48,11 @@ class Webhook(SQLModel, table=True):
     signal_ids: list[str] = Field(default_factory=list, sa_type=JSON)
     secret: str = Field(max_length=128)
     previous_secret: str | None = Field(default=None, max_length=128)
-    previous_secret_expires_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    previous_secret_expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     enabled: bool = True
     disabled_reason: str | None = Field(default=None, sa_type=Text)
-    failing_since: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
-    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    failing_since: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
 class Delivery(SQLModel, table=True):
@@ -68,13 +69,13 @@ class Delivery(SQLModel, table=True):
     event_id: int = Field(foreign_key="events.id")
     status: str = Field(default="pending", max_length=16, description="pending | succeeded | failed")
     attempts: int = 0
-    next_attempt_at: datetime | None = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
-    last_attempt_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    next_attempt_at: datetime | None = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_status_code: int | None = None
     last_error: str | None = Field(default=None, sa_type=Text)
-    claimed_until: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    claimed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     claimed_by: str | None = Field(default=None, max_length=64)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
 class DeliveryAttempt(SQLModel, table=True):
@@ -84,7 +85,7 @@ class DeliveryAttempt(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     delivery_id: int = Field(foreign_key="deliveries.id", index=True)
-    attempted_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    attempted_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     status_code: int | None = None
     latency_ms: float | None = None
     error: str | None = Field(default=None, sa_type=Text)

@@ -1,0 +1,608 @@
+"""Load ``seed_data/`` into the database: validate everything first, then upsert in the caller's transaction.
+
+Each seed file (YAML or JSON) is a mapping ``{"$schema": "../schema/<kind>.schema.json", "<kind>": [...]}``.
+The schema a file names decides which table its entries go to, so several files may feed one table
+(for instance a second file of polled feeds next to ``sources.yaml``).
+
+A load runs in three phases and writes nothing unless all of them pass:
+
+1. parse every file and validate it against the JSON Schema (2020-12) its ``$schema`` names;
+2. check duplicate ids, ranges, and every reference (vendor, chip, model, benchmark, source ids) against
+   the seed set plus the rows already in the database;
+3. upsert: insert new ids, update rows whose seeded columns differ, leave equal rows alone.
+
+Rows in the database that no seed file names are left untouched: analysts add facts through the API.
+For sources and signals only the definition columns are seeded; operational and state columns (a feed's
+fetch state and ``enabled`` flag, a signal's status, outcome, version and timestamps) belong to the
+running service and are never overwritten by a re-seed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import sqlalchemy as sa
+import yaml
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+from sqlmodel import Session, SQLModel
+
+from chipwatch.knowledge.models import (
+    Benchmark,
+    Chip,
+    Claim,
+    Deployment,
+    FundingRound,
+    Model,
+    Result,
+    Vendor,
+    utcnow,
+)
+from chipwatch.paths import SCHEMA_DIR, SEED_DIR
+from chipwatch.signals.definition import DefinitionError, validate_definition
+from chipwatch.signals.models import Signal
+from chipwatch.sources.models import Source, SourceBase
+
+SEED_SUFFIXES = (".yaml", ".yml", ".json")
+ENTITY_KINDS = ("vendors", "chips", "models", "benchmarks")
+"""Kinds whose ids name things (mention matching, claim subjects, signal subjects)."""
+
+_PROVENANCE_REFS: dict[str, tuple[str, ...]] = {
+    "source_id": ("sources",),
+    "reported_by": ("vendors",),
+    "witnessed_by": ("vendors",),
+    "reproduced_by": ("vendors",),
+}
+
+SIGNAL_DEFINITION_COLUMNS = (
+    "id",
+    "question",
+    "description",
+    "opened_on",
+    "deadline",
+    "on_deadline",
+    "review",
+    "subjects",
+    "tags",
+    "yes_when",
+    "no_when",
+)
+"""The Signal columns a seed defines; the rest is state owned by the signal engine."""
+
+# Keys inside signal conditions (see schema/signal.schema.json) that name ids of other kinds.
+_CONDITION_REFS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("result", "chip"): ("chips",),
+    ("result", "baseline"): ("chips",),
+    ("result", "model"): ("models",),
+    ("result", "benchmark"): ("benchmarks",),
+    ("result", "reported_by_not"): ("vendors",),
+    ("deployment", "chip"): ("chips",),
+    ("deployment", "operator"): ("vendors",),
+    ("item", "mentions_all"): ENTITY_KINDS,
+    ("item", "mentions_any"): ENTITY_KINDS,
+    ("item", "sources"): ("sources",),
+}
+
+
+class _SeedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's loader when built with it
+    """A safe YAML loader that keeps timestamps as their text.
+
+    PyYAML turns ``2026-13-01`` into a ValueError deep inside the parser, with no entry or field to
+    name; kept as text, a bad date fails the schema's ``format: date`` check with a precise location.
+    """
+
+
+_SeedLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+
+_KIND_WORDS = {
+    "sources": "source",
+    "vendors": "vendor",
+    "chips": "chip",
+    "models": "model",
+    "benchmarks": "benchmark",
+}
+
+
+# ---------------------------------------------------------------- errors and report
+@dataclass(frozen=True)
+class SeedIssue:
+    """One problem found in the seed set, located by file, entry (id or index) and field."""
+
+    file: str
+    message: str
+    entry: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = [f"entry {self.entry}"] if self.entry is not None else []
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        return f"{self.file}: {' '.join(where)}: {self.message}" if where else f"{self.file}: {self.message}"
+
+
+class SeedError(ValueError):
+    """The seed set was refused; nothing was written.
+
+    ``issues`` lists every problem found in the phase that failed; the message has one line per issue,
+    each naming the file, the entry and the field, e.g.
+    ``results.yaml: entry 'r04-x' field 'verification': 'witnesed' is not one of [...]``.
+    """
+
+    def __init__(self, issues: Sequence[SeedIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+@dataclass
+class KindReport:
+    """What a load did to one kind: ids inserted, ids updated, and how many rows were already equal."""
+
+    inserted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+@dataclass
+class SeedReport:
+    """The outcome of :func:`load_seeds`: the files read and, per kind in load order, what changed."""
+
+    files: list[str] = field(default_factory=list)
+    kinds: dict[str, KindReport] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """``{kind: {"inserted": n, "updated": n, "unchanged": n}}`` for every kind."""
+        return {
+            kind: {"inserted": len(r.inserted), "updated": len(r.updated), "unchanged": r.unchanged}
+            for kind, r in self.kinds.items()
+        }
+
+    @property
+    def changed(self) -> bool:
+        """True when the load inserted or updated at least one row."""
+        return any(r.inserted or r.updated for r in self.kinds.values())
+
+    def touched(self, kind: str) -> list[str]:
+        """Ids of ``kind`` inserted or updated by this load (what signal evaluation should look at)."""
+        report = self.kinds.get(kind)
+        return [*report.inserted, *report.updated] if report else []
+
+    def __str__(self) -> str:
+        totals = {
+            key: sum(c[key] for c in self.counts().values()) for key in ("inserted", "updated", "unchanged")
+        }
+        return (
+            f"{totals['inserted']} inserted, {totals['updated']} updated, {totals['unchanged']} unchanged "
+            f"from {len(self.files)} files"
+        )
+
+    def summary(self) -> str:
+        """One line per kind, e.g. ``results: 17 inserted, 0 updated, 0 unchanged``."""
+        return "\n".join(
+            f"{kind}: {c['inserted']} inserted, {c['updated']} updated, {c['unchanged']} unchanged"
+            for kind, c in self.counts().items()
+        )
+
+
+# ---------------------------------------------------------------- kinds
+@dataclass(frozen=True)
+class _Kind:
+    name: str  # report key and the list's key inside its files
+    schema: str  # schema file name in the schema directory
+    model: type[SQLModel]
+    refs: Mapping[str, tuple[str, ...]]
+    columns: tuple[str, ...]  # seeded columns, "id" first
+    insert_only: frozenset[str] = frozenset()
+
+    @property
+    def date_columns(self) -> frozenset[str]:
+        table = self.model.__table__  # type: ignore[attr-defined]
+        return frozenset(c for c in self.columns if isinstance(table.columns[c].type, sa.Date))
+
+    def default(self, column: str) -> Any:
+        return self.model.model_fields[column].get_default(call_default_factory=True)
+
+
+def _table_columns(model: type[SQLModel]) -> tuple[str, ...]:
+    names = [c.name for c in model.__table__.columns]  # type: ignore[attr-defined]
+    return ("id", *(n for n in names if n != "id"))
+
+
+def _kb_kind(name: str, schema: str, model: type[SQLModel], **refs: tuple[str, ...]) -> _Kind:
+    return _Kind(name, schema, model, {**_PROVENANCE_REFS, **refs}, _table_columns(model))
+
+
+KINDS: tuple[_Kind, ...] = (
+    _Kind(
+        "sources",
+        "sources.schema.json",
+        Source,
+        {"publisher_id": ("vendors",)},
+        ("id", *SourceBase.model_fields),
+        # An operator may switch a feed off; a re-seed must not switch it back on.
+        insert_only=frozenset({"enabled"}),
+    ),
+    _kb_kind("vendors", "vendors.schema.json", Vendor, owner_id=("vendors",)),
+    _kb_kind("chips", "chips.schema.json", Chip, vendor_id=("vendors",), platform=("chips",)),
+    _kb_kind("models", "models.schema.json", Model, developer_id=("vendors",)),
+    _kb_kind("benchmarks", "benchmarks.schema.json", Benchmark, owner_id=("vendors",)),
+    _kb_kind(
+        "results",
+        "results.schema.json",
+        Result,
+        benchmark_id=("benchmarks",),
+        chip_ids=("chips",),
+        baseline_ids=("chips",),
+        model_ids=("models",),
+    ),
+    _kb_kind(
+        "funding_rounds",
+        "funding-rounds.schema.json",
+        FundingRound,
+        vendor_id=("vendors",),
+        acquirer_id=("vendors",),
+    ),
+    _kb_kind(
+        "deployments", "deployments.schema.json", Deployment, chip_id=("chips",), operator_id=("vendors",)
+    ),
+    _kb_kind("claims", "claims.schema.json", Claim, subject_ids=ENTITY_KINDS),
+    _Kind(
+        "signals", "signals-file.schema.json", Signal, {"subjects": ENTITY_KINDS}, SIGNAL_DEFINITION_COLUMNS
+    ),
+)
+"""Every seedable kind, in load order (referenced kinds first)."""
+
+_KIND_BY_SCHEMA = {k.schema: k for k in KINDS}
+_KIND_BY_NAME = {k.name: k for k in KINDS}
+
+
+@dataclass
+class _Entry:
+    kind: _Kind
+    file: str
+    index: int
+    data: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+    @property
+    def label(self) -> str:
+        return f"'{self.id}'"
+
+
+# ---------------------------------------------------------------- public entry point
+def load_seeds(*, session: Session, seed_dir: Path = SEED_DIR, schema_dir: Path = SCHEMA_DIR) -> SeedReport:
+    """Validate every seed file in ``seed_dir`` and upsert its entries in ``session``'s transaction.
+
+    Only flushes; the caller commits.  Running it twice changes nothing the second time (every row is
+    reported unchanged); an edited value in a seed file updates that row on the next run; rows no seed
+    file names are left alone.
+
+    Returns a :class:`SeedReport` with inserted and updated ids and unchanged counts per kind.
+
+    Raises :class:`SeedError` (a ``ValueError``), before anything is written, when a file cannot be
+    parsed, names no schema or an unknown one, fails its schema, repeats an id, or references an id
+    that neither the seed set nor the database holds.
+    """
+    seed_dir, schema_dir = Path(seed_dir), Path(schema_dir)
+    entries, files = _read_and_validate(seed_dir, schema_dir)
+    _check_consistency(entries, session)
+    report = SeedReport(files=files, kinds={k.name: KindReport() for k in KINDS})
+    by_kind: dict[str, list[_Entry]] = {k.name: [] for k in KINDS}
+    for entry in entries:
+        by_kind[entry.kind.name].append(entry)
+    for kind in KINDS:
+        _upsert(session, kind, by_kind[kind.name], report.kinds[kind.name])
+    return report
+
+
+# ---------------------------------------------------------------- phase 1: parse and validate
+def _read_and_validate(seed_dir: Path, schema_dir: Path) -> tuple[list[_Entry], list[str]]:
+    if not seed_dir.is_dir():
+        raise SeedError([SeedIssue(str(seed_dir), "seed directory not found")])
+    paths = sorted(p for p in seed_dir.iterdir() if p.is_file() and p.suffix in SEED_SUFFIXES)
+    schemas, registry, issues = _load_schemas(schema_dir)
+    entries: list[_Entry] = []
+    for path in paths:
+        file_issues, file_entries = _validate_file(path, schemas, registry, schema_dir)
+        issues.extend(file_issues)
+        entries.extend(file_entries)
+    if issues:
+        raise SeedError(issues)
+    return entries, [p.name for p in paths]
+
+
+def _load_schemas(schema_dir: Path) -> tuple[dict[str, dict[str, Any]], Registry, list[SeedIssue]]:
+    """Every ``*.json`` schema in ``schema_dir`` by file name, and a registry resolving ``$ref`` between
+    them by ``$id`` (and by bare file name, for schemas without one)."""
+    schemas: dict[str, dict[str, Any]] = {}
+    issues: list[SeedIssue] = []
+    resources: list[tuple[str, Resource]] = []
+    for path in sorted(schema_dir.glob("*.json")) if schema_dir.is_dir() else []:
+        try:
+            contents = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            issues.append(SeedIssue(f"schema/{path.name}", f"unreadable schema: {exc}"))
+            continue
+        if not isinstance(contents, dict):
+            continue
+        schemas[path.name] = contents
+        resource = Resource.from_contents(contents, default_specification=DRAFT202012)
+        resources.append((path.name, resource))
+        if isinstance(contents.get("$id"), str):
+            resources.append((contents["$id"], resource))
+    return schemas, Registry().with_resources(resources), issues
+
+
+def _validate_file(
+    path: Path, schemas: dict[str, dict[str, Any]], registry: Registry, schema_dir: Path
+) -> tuple[list[SeedIssue], list[_Entry]]:
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_SeedLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
+        return [SeedIssue(name, f"YAML syntax error at {where}{exc.problem or exc}")], []
+    except yaml.YAMLError as exc:
+        return [SeedIssue(name, f"YAML syntax error: {exc}")], []
+    except json.JSONDecodeError as exc:
+        return [SeedIssue(name, f"JSON syntax error at line {exc.lineno} column {exc.colno}: {exc.msg}")], []
+    except (OSError, ValueError) as exc:  # ValueError covers undecodable bytes and bad YAML scalars
+        return [SeedIssue(name, f"unreadable: {exc}")], []
+
+    if not isinstance(doc, dict):
+        return [SeedIssue(name, "must be a mapping with '$schema' and a list of entries")], []
+    declared = doc.get("$schema")
+    if not isinstance(declared, str) or not declared.strip():
+        return [
+            SeedIssue(name, "names no schema; add '$schema: ../schema/<kind>.schema.json'", field="$schema")
+        ], []
+    # Seed files point at their schema by relative path or URL; only the file name matters here.
+    schema_name = PurePosixPath(declared.strip()).name
+    kind = _KIND_BY_SCHEMA.get(schema_name)
+    schema = schemas.get(schema_name)
+    if schema is None:
+        return [
+            SeedIssue(name, f"unknown schema '{declared}': no {schema_name} in {schema_dir}", field="$schema")
+        ], []
+    if kind is None:
+        known = ", ".join(sorted(_KIND_BY_SCHEMA))
+        return [
+            SeedIssue(
+                name, f"schema '{declared}' is not a seed file schema (one of: {known})", field="$schema"
+            )
+        ], []
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return [SeedIssue(f"schema/{schema_name}", f"invalid schema: {exc.message}")], []
+
+    doc = _plain(doc)
+    validator = Draft202012Validator(schema, registry=registry, format_checker=FormatChecker())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: _path_key(e.absolute_path))
+    if errors:
+        return [_issue_from_error(name, kind, doc, error) for error in errors], []
+    items = doc.get(kind.name) or []
+    return [], [_Entry(kind, name, i, item) for i, item in enumerate(items)]
+
+
+def _plain(value: Any) -> Any:
+    """Values as JSON would hold them: mapping keys become strings, any date object an ISO string.
+
+    Schemas describe dates as ``format: date`` strings, so an unquoted YAML date and a quoted ISO string
+    are accepted alike; date columns are converted to dates when rows are written.
+    """
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _path_key(path: Sequence[Any]) -> list[tuple[int, Any]]:
+    return [(0, p) if isinstance(p, int) else (1, str(p)) for p in path]
+
+
+def _issue_from_error(file: str, kind: _Kind, doc: dict[str, Any], error: ValidationError) -> SeedIssue:
+    error = _most_specific(error)
+    path = list(error.absolute_path)
+    entry: str | None = None
+    rest = path
+    if len(path) >= 2 and path[0] == kind.name and isinstance(path[1], int):
+        item = doc[kind.name][path[1]]
+        item_id = item.get("id") if isinstance(item, dict) else None
+        entry = f"'{item_id}'" if isinstance(item_id, str) else f"[{path[1]}]"
+        rest = path[2:]
+    field_path = _field_name(rest)
+    message = _message(error)
+    if error.validator == "required":
+        missing = [p for p in error.validator_value if p not in error.instance]
+        if missing:
+            field_path = _join(field_path, missing[0])
+            message = "required field is missing"
+    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        if extra:
+            field_path = _join(field_path, extra[0])
+            message = "unknown field (not in the schema)"
+    return SeedIssue(file, message, entry=entry, field=field_path)
+
+
+def _most_specific(error: ValidationError) -> ValidationError:
+    """Descend anyOf/oneOf failures to the alternative that came closest, unless the schema words its
+    own message for the combinator (``x-messages``)."""
+    while error.context and not _custom_message(error):
+        error = best_match(error.context)
+    return error
+
+
+def _custom_message(error: ValidationError) -> str | None:
+    messages = error.schema.get("x-messages") if isinstance(error.schema, dict) else None
+    if isinstance(messages, dict) and isinstance(messages.get(error.validator), str):
+        return messages[error.validator]
+    return None
+
+
+def _message(error: ValidationError) -> str:
+    custom = _custom_message(error)
+    if custom is None:
+        return error.message
+    if isinstance(error.instance, str | int | float | bool) or error.instance is None:
+        # x-messages are worded either as a predicate ("must be a slug") or as a sentence of their own.
+        if custom.startswith(("must ", "is ")):
+            return f"{error.instance!r} {custom}"
+        return f"{custom} (got {error.instance!r})"
+    return custom
+
+
+def _field_name(path: Sequence[Any]) -> str | None:
+    name = ""
+    for part in path:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name or None
+
+
+def _join(prefix: str | None, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+# ---------------------------------------------------------------- phase 2: ids, ranges, references
+def _check_consistency(entries: list[_Entry], session: Session) -> None:
+    issues: list[SeedIssue] = []
+    known: dict[str, set[str]] = {name: set() for name in (*_KIND_WORDS,)}
+    first_seen: dict[tuple[str, str], _Entry] = {}
+    for entry in entries:
+        key = (entry.kind.name, entry.id)
+        if key in first_seen:
+            first = first_seen[key]
+            issues.append(
+                SeedIssue(
+                    entry.file,
+                    f"duplicate id; first defined in {first.file} entry [{first.index}]",
+                    entry=f"{entry.label} [{entry.index}]",
+                    field="id",
+                )
+            )
+            continue
+        first_seen[key] = entry
+        if entry.kind.name in known:
+            known[entry.kind.name].add(entry.id)
+        issues.extend(_range_issues(entry))
+        if entry.kind.name == "signals":
+            issues.extend(_signal_rule_issues(entry))
+    for name in known:
+        model = _KIND_BY_NAME[name].model
+        known[name].update(session.scalars(sa.select(model.id)))  # type: ignore[attr-defined]
+    for entry in entries:
+        issues.extend(_reference_issues(entry, known))
+    if issues:
+        raise SeedError(issues)
+
+
+def _range_issues(entry: _Entry) -> Iterator[SeedIssue]:
+    """A range keeps its bounds in order and its value at the midpoint (how the tables read ranges)."""
+    data = entry.data
+    low, high, value = data.get("value_min"), data.get("value_max"), data.get("value")
+    if low is None or high is None:
+        return
+    if low > high:
+        yield SeedIssue(entry.file, f"value_min {low} is above value_max {high}", entry.label, "value_min")
+    elif data.get("comparator") == "range" and value is not None:
+        midpoint = (low + high) / 2
+        if not math.isclose(value, midpoint, rel_tol=1e-9, abs_tol=1e-12):
+            yield SeedIssue(
+                entry.file,
+                f"{value} is not the midpoint of {low}..{high} (expected {midpoint:g})",
+                entry.label,
+                "value",
+            )
+
+
+def _signal_rule_issues(entry: _Entry) -> Iterator[SeedIssue]:
+    """The signal language's own rules beyond its schema (a deadline before the opening date, bounds
+    that exclude every value); references are checked with the other kinds' below."""
+    try:
+        validate_definition(entry.data)
+    except DefinitionError as exc:
+        yield SeedIssue(entry.file, exc.message, entry.label, exc.field or None)
+
+
+def _reference_issues(entry: _Entry, known: dict[str, set[str]]) -> Iterator[SeedIssue]:
+    for column, kinds in entry.kind.refs.items():
+        value = entry.data.get(column)
+        for ref in value if isinstance(value, list) else [value]:
+            if isinstance(ref, str) and not any(ref in known[k] for k in kinds):
+                yield SeedIssue(entry.file, _unknown(ref, kinds), entry.label, column)
+    if entry.kind.name == "signals":
+        for side in ("yes_when", "no_when"):
+            for i, condition in enumerate(entry.data.get(side) or []):
+                for cond_kind, spec in condition.items() if isinstance(condition, dict) else []:
+                    for key, value in spec.items() if isinstance(spec, dict) else []:
+                        kinds = _CONDITION_REFS.get((cond_kind, key))
+                        if kinds is None:
+                            continue
+                        for ref in value if isinstance(value, list) else [value]:
+                            if isinstance(ref, str) and not any(ref in known[k] for k in kinds):
+                                where = f"{side}[{i}].{cond_kind}.{key}"
+                                yield SeedIssue(entry.file, _unknown(ref, kinds), entry.label, where)
+
+
+def _unknown(ref: str, kinds: tuple[str, ...]) -> str:
+    words = [_KIND_WORDS[k] for k in kinds]
+    what = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    return f"unknown {what} id '{ref}' (not in the seed files or the database)"
+
+
+# ---------------------------------------------------------------- phase 3: upsert
+def _upsert(session: Session, kind: _Kind, entries: list[_Entry], report: KindReport) -> None:
+    if not entries:
+        return
+    # One read per table; rows are compared as column dicts rather than queried one by one.
+    existing = {row.id: row for row in session.scalars(sa.select(kind.model))}  # type: ignore[attr-defined]
+    date_columns = kind.date_columns
+    for entry in entries:
+        values = {
+            column: _column_value(entry.data[column], column in date_columns)
+            if column in entry.data
+            else kind.default(column)
+            for column in kind.columns
+        }
+        row = existing.get(entry.id)
+        if row is None:
+            session.add(kind.model(**values))
+            report.inserted.append(entry.id)
+            continue
+        changed = {
+            column: value
+            for column, value in values.items()
+            if column not in kind.insert_only and getattr(row, column) != value
+        }
+        if not changed:
+            report.unchanged += 1
+            continue
+        for column, value in changed.items():
+            setattr(row, column, value)
+        if kind.name == "signals":
+            row.updated_at = utcnow()  # type: ignore[attr-defined]
+        report.updated.append(entry.id)
+    session.flush()
+
+
+def _column_value(value: Any, is_date: bool) -> Any:
+    if is_date and isinstance(value, str):
+        return date.fromisoformat(value)
+    return value

@@ -1,0 +1,498 @@
+"""The signal language: pydantic models and validation of signal definitions.
+
+A definition is checked in three steps, each refusing with a ``DefinitionError`` that names the field
+(``yes_when[0].item.number.unit``):
+
+1. against ``schema/signal.schema.json`` (JSON Schema 2020-12), the published contract; unknown keys are
+   refused there, with a "did you mean" hint for typos;
+2. by the pydantic models below, which mirror the schema so that code building definitions directly
+   gets the same guarantees;
+3. against the knowledge base when the caller passes ``known_entities`` / ``known_sources``, and for
+   rules a schema cannot state (a deadline before the opening date, bounds that exclude every value).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import date, datetime
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+from jsonschema.exceptions import best_match, relevance
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import ValidationError as PydanticError
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
+
+from chipwatch.paths import SCHEMA_DIR
+
+__all__ = [
+    "SIGNAL_SCHEMA_ID",
+    "Condition",
+    "DefinitionError",
+    "DeploymentCondition",
+    "ItemCondition",
+    "NumberBound",
+    "ResultCondition",
+    "SignalDefinition",
+    "ValueBound",
+    "load_schema",
+    "validate_definition",
+    "validate_signals_document",
+]
+
+SIGNAL_SCHEMA_ID = "https://chipwatch.dev/schema/signal.schema.json"
+SIGNAL_SCHEMA_FILE = "signal.schema.json"
+SIGNALS_FILE_SCHEMA_FILE = "signals-file.schema.json"
+
+Unit = Literal["MW", "GW", "kW", "W", "tok/s", "tok/s/user", "ms", "x", "USD", "CNY"]
+Trust = Literal["vendor", "press", "analyst", "independent"]
+Verification = Literal["vendor_reported", "witnessed", "independent"]
+
+SignalId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")]
+EntityId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+Term = Annotated[str, StringConstraints(pattern=r"^[^*\s](?:[^*]*[^*\s])?\*?$")]
+EntityIds = Annotated[list[EntityId], Field(min_length=1)]
+Terms = Annotated[list[Term], Field(min_length=1)]
+
+
+class DefinitionError(ValueError):
+    """A signal definition was refused.
+
+    ``field`` is a dotted path into the definition (``yes_when[0].item.number.unit``; empty for the
+    whole document) and ``message`` says what is wrong with it.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NumberBound(_Strict):
+    """A bound on a quantity read from an item's text, in ``unit`` (power converts: W, kW, MW, GW)."""
+
+    unit: Unit
+    gte: float | None = None
+    gt: float | None = None
+    lte: float | None = None
+    lt: float | None = None
+    eq: float | None = None
+
+    @model_validator(mode="after")
+    def _needs_a_bound(self) -> NumberBound:
+        if all(getattr(self, k) is None for k in ("gte", "gt", "lte", "lt", "eq")):
+            raise ValueError("a number condition needs at least one of gte, gt, lte, lt, eq")
+        return self
+
+
+class ValueBound(_Strict):
+    """A bound on a knowledge-base result's value; ``tolerance_pct`` widens each bound by that share."""
+
+    gte: float | None = None
+    lte: float | None = None
+    eq: float | None = None
+    tolerance_pct: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _needs_a_bound(self) -> ValueBound:
+        if self.gte is None and self.lte is None and self.eq is None:
+            raise ValueError("a value condition needs at least one of gte, lte, eq")
+        return self
+
+
+class ItemCondition(_Strict):
+    """Matches a news item when every given constraint holds (absent constraints are not checked)."""
+
+    mentions_all: EntityIds | None = None
+    mentions_any: EntityIds | None = None
+    terms_all: Terms | None = None
+    terms_any: Terms | None = None
+    terms_none: Terms | None = None
+    number: NumberBound | None = None
+    source_trust: Annotated[list[Trust], Field(min_length=1)] | None = None
+    sources: EntityIds | None = None
+    published_after: date | None = None
+
+    @model_validator(mode="after")
+    def _needs_content(self) -> ItemCondition:
+        keys = ("mentions_all", "mentions_any", "terms_all", "terms_any", "number")
+        if all(getattr(self, k) is None for k in keys):
+            raise ValueError(f"an item condition needs at least one of {', '.join(keys)}")
+        return self
+
+
+class ResultCondition(_Strict):
+    """Matches a knowledge-base benchmark result when every given constraint holds.
+
+    ``verification`` lists the accepted levels ("one of"); a single level is accepted as a one-element
+    list, so ``independent`` means exactly independent and ``[witnessed, independent]`` means at least
+    witnessed.
+    """
+
+    chip: EntityId | None = None
+    baseline: EntityId | None = None
+    model: EntityId | None = None
+    benchmark: EntityId | None = None
+    metric: str | None = Field(default=None, min_length=1)
+    verification: Annotated[list[Verification], Field(min_length=1)] | None = None
+    reported_by_not: EntityId | None = None
+    value: ValueBound | None = None
+
+    @field_validator("verification", mode="before")
+    @classmethod
+    def _one_level_is_a_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _needs_a_constraint(self) -> ResultCondition:
+        if all(v is None for v in self.__dict__.values()):
+            raise ValueError("a result condition needs at least one constraint")
+        return self
+
+
+class DeploymentCondition(_Strict):
+    """Matches a knowledge-base deployment when every given constraint holds.
+
+    ``capacity_mw_gte`` reads the capacity reached, never the target; ``by`` compares with the
+    deployment's ``as_of`` (else ``published_on``), on or before.
+    """
+
+    chip: EntityId | None = None
+    operator: EntityId | None = None
+    capacity_mw_gte: float | None = Field(default=None, ge=0)
+    by: date | None = None
+    status: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z_-]*$")] | None = None
+
+    @model_validator(mode="after")
+    def _needs_a_constraint(self) -> DeploymentCondition:
+        if all(v is None for v in self.__dict__.values()):
+            raise ValueError("a deployment condition needs at least one constraint")
+        return self
+
+
+ConditionKind = Literal["item", "result", "deployment"]
+
+
+class Condition(_Strict):
+    """One entry of ``yes_when`` / ``no_when``: exactly one of ``item``, ``result``, ``deployment``."""
+
+    item: ItemCondition | None = None
+    result: ResultCondition | None = None
+    deployment: DeploymentCondition | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Condition:
+        given = [k for k in ("item", "result", "deployment") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a condition needs exactly one key: item, result or deployment")
+        return self
+
+    @property
+    def kind(self) -> ConditionKind:
+        """Which of ``item``, ``result``, ``deployment`` this condition is."""
+        if self.item is not None:
+            return "item"
+        return "result" if self.result is not None else "deployment"
+
+    @property
+    def body(self) -> ItemCondition | ResultCondition | DeploymentCondition:
+        """The condition's body (the model under its one key)."""
+        body = self.item or self.result or self.deployment
+        assert body is not None  # guaranteed by _exactly_one
+        return body
+
+
+class SignalDefinition(_Strict):
+    """A watch signal as written in ``seed_data/signals.yaml`` or posted to the API."""
+
+    id: SignalId
+    question: str = Field(min_length=1)
+    description: str | None = None
+    tags: list[EntityId] = Field(default_factory=list)
+    opened_on: date
+    deadline: date | None = None
+    on_deadline: Literal["no", "annulled"] = "no"
+    review: Literal["auto", "manual"]
+    subjects: EntityIds
+    yes_when: Annotated[list[Condition], Field(min_length=1)]
+    no_when: list[Condition] = Field(default_factory=list)
+
+    def conditions(self) -> Iterator[tuple[Literal["yes", "no"], int, Condition]]:
+        """Every condition with its side and its index within that side's list."""
+        for i, cond in enumerate(self.yes_when):
+            yield "yes", i, cond
+        for i, cond in enumerate(self.no_when):
+            yield "no", i, cond
+
+    def entity_refs(self) -> Iterator[tuple[str, str]]:
+        """``(field, entity id)`` for every entity the definition names, subjects first."""
+        for i, ent in enumerate(self.subjects):
+            yield f"subjects[{i}]", ent
+        for side, i, cond in self.conditions():
+            base = f"{side}_when[{i}].{cond.kind}"
+            body = cond.body
+            if isinstance(body, ItemCondition):
+                for key in ("mentions_all", "mentions_any"):
+                    for j, ent in enumerate(getattr(body, key) or []):
+                        yield f"{base}.{key}[{j}]", ent
+            else:
+                keys = (
+                    ("chip", "baseline", "model", "benchmark", "reported_by_not")
+                    if isinstance(body, ResultCondition)
+                    else ("chip", "operator")
+                )
+                for key in keys:
+                    ent = getattr(body, key)
+                    if ent is not None:
+                        yield f"{base}.{key}", ent
+
+    def entity_ids(self) -> set[str]:
+        """Every entity id the definition names (subjects and conditions)."""
+        return {ent for _field, ent in self.entity_refs()}
+
+    def to_document(self) -> dict[str, Any]:
+        """JSON-compatible dict that validates against the schema (absent optional keys omitted)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Schema loading
+# ---------------------------------------------------------------------------------------------------
+
+
+@cache
+def load_schema(name: str = SIGNAL_SCHEMA_FILE, schema_dir: Path | None = None) -> dict[str, Any]:
+    """Parse a schema file of the repository's ``schema/`` directory (cached).
+
+    Raises ``FileNotFoundError`` when the project root is not a checkout (set CHIPWATCH_PROJECT_ROOT).
+    """
+    path = (schema_dir or SCHEMA_DIR) / name
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _validators() -> tuple[Draft202012Validator, Draft202012Validator]:
+    signal_schema = load_schema(SIGNAL_SCHEMA_FILE)
+    file_schema = load_schema(SIGNALS_FILE_SCHEMA_FILE)
+    # The file schema refers to the signal schema by its $id; resolve it locally, never over the network.
+    registry = Registry().with_resource(signal_schema["$id"], DRAFT202012.create_resource(signal_schema))
+    fmt = Draft202012Validator.FORMAT_CHECKER
+    return (
+        Draft202012Validator(signal_schema, format_checker=fmt),
+        Draft202012Validator(file_schema, registry=registry, format_checker=fmt),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Error reporting
+# ---------------------------------------------------------------------------------------------------
+
+
+def _field(path: Iterable[Any], prefix: str = "") -> str:
+    out = prefix
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
+def _describe(error: SchemaError) -> tuple[list[Any], str]:
+    """A field path and a readable message for one schema error."""
+    path = list(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    custom = schema.get("x-messages", {})
+    kind = error.validator
+    if kind in custom:
+        return path, custom[kind]
+    if error.context:
+        # anyOf/oneOf without a message of its own: the most relevant branch error says more.
+        return _describe(best_match(error.context))
+    if kind == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        key = sorted(k for k in error.instance if k not in allowed)[0]
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
+        return [*path, key], f"unknown key {key!r}; {hint}"
+    if kind == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return [*path, missing[0]], "is required"
+    if kind == "enum":
+        options = ", ".join(json.dumps(v) for v in error.validator_value)
+        message = f"must be one of {options}; got {json.dumps(error.instance)}"
+        if isinstance(error.instance, bool):
+            # YAML 1.1 reads an unquoted no/yes/off/on as a boolean.
+            message += ' (in YAML write "no" with quotes)'
+        return path, message
+    if kind == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return path, f"must be of type {expected}; got {_json_type(error.instance)}"
+    if kind == "format":
+        return path, f"is not a valid {error.validator_value}"
+    if kind == "minItems":
+        return path, "must not be empty" if error.validator_value == 1 else error.message
+    if kind == "uniqueItems":
+        return path, "has duplicate entries"
+    return path, error.message
+
+
+def _check_schema(validator: Draft202012Validator, data: Any, prefix: str = "") -> None:
+    errors = list(validator.iter_errors(data))
+    if errors:
+        path, message = _describe(max(errors, key=relevance))
+        raise DefinitionError(_field(path, prefix), message)
+
+
+def _jsonable(value: Any) -> Any:
+    """YAML gives dates and datetimes; the schema speaks JSON, so they become ISO strings."""
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checks a schema cannot state
+# ---------------------------------------------------------------------------------------------------
+
+
+def _suggest(value: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(value, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_semantics(
+    defn: SignalDefinition,
+    prefix: str,
+    known_entities: set[str] | None,
+    known_sources: set[str] | None,
+) -> None:
+    def fail(field: str, message: str) -> None:
+        raise DefinitionError(_field([field], prefix), message)
+
+    if defn.deadline is not None and defn.deadline < defn.opened_on:
+        fail("deadline", f"must not be before opened_on ({defn.opened_on.isoformat()})")
+    for side, i, cond in defn.conditions():
+        base = f"{side}_when[{i}].{cond.kind}"
+        if cond.item is not None and cond.item.number is not None:
+            n = cond.item.number
+            lows = [v for v in (n.gte, n.gt) if v is not None]
+            highs = [v for v in (n.lte, n.lt) if v is not None]
+            if n.eq is not None and (any(n.eq < v for v in lows) or any(n.eq > v for v in highs)):
+                fail(f"{base}.number", "eq lies outside the other bounds")
+            if lows and highs and max(lows) > min(highs):
+                fail(f"{base}.number", "the lower bound exceeds the upper bound, so nothing can match")
+        if cond.result is not None and cond.result.value is not None:
+            v = cond.result.value
+            if v.gte is not None and v.lte is not None and v.gte > v.lte:
+                fail(f"{base}.value", "gte exceeds lte, so nothing can match")
+        if known_sources is not None and cond.item is not None:
+            for j, src in enumerate(cond.item.sources or []):
+                if src not in known_sources:
+                    fail(f"{base}.sources[{j}]", f"unknown source id {src!r}{_suggest(src, known_sources)}")
+    if known_entities is not None:
+        for field, ent in defn.entity_refs():
+            if ent not in known_entities:
+                fail(field, f"unknown entity id {ent!r}{_suggest(ent, known_entities)}")
+
+
+def _build(
+    data: dict[str, Any],
+    prefix: str,
+    known_entities: set[str] | None,
+    known_sources: set[str] | None,
+) -> SignalDefinition:
+    try:
+        defn = SignalDefinition.model_validate(data)
+    except PydanticError as exc:
+        # The schema already refused anything the models refuse; this keeps the field naming if not.
+        first = exc.errors()[0]
+        raise DefinitionError(_field(first["loc"], prefix), first["msg"]) from exc
+    _check_semantics(defn, prefix, known_entities, known_sources)
+    return defn
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public entry points
+# ---------------------------------------------------------------------------------------------------
+
+
+def validate_definition(
+    data: dict[str, Any],
+    *,
+    known_entities: set[str] | None = None,
+    known_sources: set[str] | None = None,
+) -> SignalDefinition:
+    """Validate one signal definition (a dict from YAML or JSON) and return the model.
+
+    The JSON Schema runs first, then the models, then the checks against the knowledge base:
+    ``known_entities`` (every entity id: vendors, chips, models, benchmarks) refuses unknown ids in
+    subjects, mentions_*, chip, baseline, model, benchmark, reported_by_not and operator;
+    ``known_sources`` refuses unknown ids in ``sources``. ``None`` skips that check.
+
+    Raises ``DefinitionError`` naming the first offending field.
+    """
+    if not isinstance(data, Mapping):
+        raise DefinitionError("", f"a signal definition must be an object; got {_json_type(data)}")
+    doc = _jsonable(data)
+    _check_schema(_validators()[0], doc)
+    return _build(doc, "", known_entities, known_sources)
+
+
+def validate_signals_document(
+    data: dict[str, Any],
+    *,
+    known_entities: set[str] | None = None,
+    known_sources: set[str] | None = None,
+) -> list[SignalDefinition]:
+    """Validate a signals file (``{"$schema": ..., "signals": [...]}``) and return its definitions.
+
+    Checks ``schema/signals-file.schema.json`` (which includes the signal schema), then each signal as
+    ``validate_definition`` does, then that ids are unique. Fields are named from the file's root:
+    ``signals[3].yes_when[0].item.mentions_all[0]``.
+
+    Raises ``DefinitionError``.
+    """
+    if not isinstance(data, Mapping):
+        raise DefinitionError("", f"a signals file must be an object; got {_json_type(data)}")
+    doc = _jsonable(data)
+    _check_schema(_validators()[1], doc)
+    out: list[SignalDefinition] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(doc["signals"]):
+        defn = _build(raw, f"signals[{i}]", known_entities, known_sources)
+        if defn.id in seen:
+            first = seen[defn.id]
+            raise DefinitionError(f"signals[{i}].id", f"duplicate id {defn.id!r} (also signals[{first}])")
+        seen[defn.id] = i
+        out.append(defn)
+    return out

@@ -1,0 +1,1 @@
+"""Tests of the signal language and the pure matcher."""
