@@ -60,7 +60,11 @@ def server(argv: list[str], env: dict[str, str], port: int, path: str = "/health
         yield proc
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextmanager

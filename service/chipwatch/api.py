@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chipwatch.auth import admin_token as configured_admin_token
@@ -145,7 +147,7 @@ def _bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def require_admin(request: Request) -> None:
+async def require_admin(request: Request) -> None:
     """Writes need ``Authorization: Bearer <admin token>``; 401 otherwise."""
     expected = configured_admin_token(get_settings())
     token = _bearer(request)
@@ -153,7 +155,7 @@ def require_admin(request: Request) -> None:
         raise StarletteHTTPException(401, "admin token required", headers={"WWW-Authenticate": "Bearer"})
 
 
-def require_reader(request: Request) -> None:
+async def require_reader(request: Request) -> None:
     """Reads are open unless ``CHIPWATCH_READ_TOKEN`` is set; then the read or admin token is needed."""
     settings = get_settings()
     if not settings.read_token:
@@ -196,29 +198,63 @@ CursorQ = Query(None, max_length=512, description="next_cursor of the previous p
 class ReadCache:
     """Serialised answers of hot read models, keyed by request and :data:`change_clock`.
 
-    A write committed in this process bumps the clock, so the next read recomputes; writes by other
-    processes (workers, replicas) are picked up within ``ttl_s``.
+    A write committed in this process bumps the clock, so the next read rebuilds before answering.
+    Writes by other processes (workers, replicas) are picked up within ``ttl_s``: past it, the entry is
+    refreshed in the background while the previous bytes are still served.  Concurrent misses of one key
+    share a single build, so a burst of readers never runs the same query many times over.
     """
 
     def __init__(self, ttl_s: float = 1.0, max_entries: int = 256) -> None:
         self.ttl_s, self.max_entries = ttl_s, max_entries
         self._entries: dict[str, tuple[int, float, bytes, str]] = {}
+        self._building: dict[str, asyncio.Future] = {}
         self._lock = threading.Lock()
 
-    def get_or_build(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
-        """``(body bytes, strong ETag)`` of the cached answer for ``key``, building it when stale."""
-        now = time.monotonic()
-        clock = change_clock.value
-        hit = self._entries.get(key)
-        if hit is not None and hit[0] == clock and now - hit[1] < self.ttl_s:
-            return hit[2], hit[3]
-        body = orjson.dumps(build(), option=orjson.OPT_NON_STR_KEYS)
+    def _store(self, key: str, clock: int, built_at: float, payload: Any) -> tuple[bytes, str]:
+        body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
         etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
         with self._lock:
             if len(self._entries) >= self.max_entries:
                 self._entries.clear()
-            self._entries[key] = (clock, now, body, etag)
+            self._entries[key] = (clock, built_at, body, etag)
         return body, etag
+
+    def fresh(self, key: str) -> tuple[bytes, str] | None:
+        """The cached ``(body, ETag)`` for ``key`` when it is current and within ``ttl_s``, else None."""
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] == change_clock.value and time.monotonic() - hit[1] < self.ttl_s:
+            return hit[2], hit[3]
+        return None
+
+    def build_sync(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
+        """Build and store ``key`` now (thread-safe; used off the event loop)."""
+        # Read the clock before building: a write landing mid-build leaves the entry stale, not wrong.
+        clock, built_at = change_clock.value, time.monotonic()
+        return self._store(key, clock, built_at, build())
+
+    async def get(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
+        """``(body bytes, strong ETag)`` for ``key``, building in the thread pool when needed."""
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] == change_clock.value:
+            if time.monotonic() - hit[1] >= self.ttl_s and key not in self._building:
+                self._start_build(key, build)
+            return hit[2], hit[3]
+        pending = self._building.get(key)
+        if pending is None:
+            pending = self._start_build(key, build)
+        return await asyncio.shield(pending)
+
+    def _start_build(self, key: str, build: Callable[[], Any]) -> asyncio.Future:
+        future = asyncio.ensure_future(run_in_threadpool(self.build_sync, key, build))
+        self._building[key] = future
+
+        def done(f: asyncio.Future) -> None:
+            self._building.pop(key, None)
+            if not f.cancelled():
+                f.exception()  # retrieved here so a failed background refresh is not reported twice
+
+        future.add_done_callback(done)
+        return future
 
     def clear(self) -> None:
         with self._lock:
@@ -228,11 +264,70 @@ class ReadCache:
 read_cache = ReadCache()
 
 
-def cached_json(request: Request, key: str, build: Callable[[], Any]) -> Response:
-    """A JSON response from :data:`read_cache`, answering 304 when ``If-None-Match`` matches."""
-    body, etag = read_cache.get_or_build(key, build)
+def cache_key(path: str, query: str) -> str:
+    """The read-cache key of a request: its path and raw query string."""
+    return f"{path}?{query}"
+
+
+async def cached_json(request: Request, build: Callable[[], Any]) -> Response:
+    """A JSON response from :data:`read_cache`, answering 304 when ``If-None-Match`` matches.
+
+    A hit is served on the event loop with no thread hop; a miss builds in the thread pool so the
+    database query never blocks the loop.
+    """
+    body, etag = await read_cache.get(cache_key(request.url.path, request.url.query), build)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     inm = request.headers.get("if-none-match")
     if inm and etag in [t.strip() for t in inm.split(",")]:
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
+
+
+class HotReadMiddleware:
+    """Serves current cached answers of the hot read models straight from the ASGI layer.
+
+    ``GET /v1/signals`` and ``GET /v1/race`` are polled far more than anything changes; a hit here skips
+    routing, dependency resolution and parameter validation.  Anything else (a miss, a stale entry, a
+    closed read API without the right token) falls through to the normal route, which validates,
+    builds and fills the cache under the same key.
+    """
+
+    def __init__(self, app, paths: tuple[str, ...] = ("/v1/signals", "/v1/race")) -> None:
+        self.app, self.paths = app, frozenset(paths)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] in self.paths:
+            hit = read_cache.fresh(cache_key(scope["path"], scope["query_string"].decode("latin-1")))
+            if hit is not None:
+                headers = dict(scope["headers"])
+                if self._authorised(headers):
+                    await self._answer(send, headers, *hit)
+                    return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def _authorised(headers: dict[bytes, bytes]) -> bool:
+        settings = get_settings()
+        if not settings.read_token:
+            return True
+        scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return False
+        admin = configured_admin_token(settings)
+        return hmac.compare_digest(token.encode(), settings.read_token.encode()) or (
+            admin is not None and hmac.compare_digest(token.encode(), admin.encode())
+        )
+
+    @staticmethod
+    async def _answer(send, headers: dict[bytes, bytes], body: bytes, etag: str) -> None:
+        inm = headers.get(b"if-none-match")
+        not_modified = inm is not None and etag in [t.strip() for t in inm.decode("latin-1").split(",")]
+        out = [(b"etag", etag.encode()), (b"cache-control", b"no-cache")]
+        if not_modified:
+            await send({"type": "http.response.start", "status": 304, "headers": out})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        out += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        await send({"type": "http.response.body", "body": body})

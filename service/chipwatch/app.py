@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from chipwatch import __version__
-from chipwatch.api import ApiError, install_error_handlers
+from chipwatch.api import ApiError, HotReadMiddleware, install_error_handlers
 from chipwatch.config import get_settings
 from chipwatch.db import get_engine
 
@@ -44,6 +44,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         docs_url="/docs",
     )
     install_error_handlers(app)
+    app.add_middleware(HotReadMiddleware)
 
     from chipwatch.knowledge.routes import router as knowledge_router
     from chipwatch.race.routes import router as race_router

@@ -94,3 +94,27 @@ def test_etag_and_304(client, admin_headers):
     changed = client.get("/v1/race", headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["etag"] != etag
     assert changed.json()["headline_results"][0]["notes"] == "revised"
+
+
+def test_cached_board_still_needs_the_read_token(client, monkeypatch):
+    from chipwatch.config import get_settings
+
+    assert client.get("/v1/race").status_code == 200
+    assert client.get("/v1/signals").status_code == 200  # both answers are now cached
+    monkeypatch.setenv("CHIPWATCH_READ_TOKEN", "reader")
+    get_settings.cache_clear()
+    for path in ("/v1/race", "/v1/signals"):
+        denied = client.get(path)
+        assert denied.status_code == 401 and denied.headers["content-type"].startswith("application/problem+json")
+        assert client.get(path, headers={"Authorization": "Bearer reader"}).status_code == 200
+
+
+def test_query_variants_are_cached_apart(client):
+    everything = client.get("/v1/signals").json()["items"]
+    page = client.get("/v1/signals", params={"limit": 3}).json()
+    assert [s["id"] for s in page["items"]] == [s["id"] for s in everything[:3]]
+    assert page["next_cursor"]
+    again = client.get("/v1/signals", params={"limit": 3}).json()
+    assert again == page
+    bad = client.get("/v1/signals", params={"status": "maybe"})
+    assert bad.status_code == 422

@@ -14,7 +14,7 @@ router = APIRouter(prefix="/v1/race", tags=["race"], dependencies=[Depends(requi
 
 
 @router.get("", response_model=Race, responses={304: {"description": "ETag matched"}})
-def race(request: Request):
+async def race(request: Request):
     """The state of the race: signals board, headline results with verification level, latest funding.
 
     Served from a cache that a write in this process invalidates at once; carries an ETag.
@@ -24,24 +24,23 @@ def race(request: Request):
         with session_scope(write=False) as session:
             return service.build_race(session=session)
 
-    return cached_json(request, "race", build)
+    return await cached_json(request, build)
 
 
 @router.get("/scorecard", response_model=Scorecard, responses={304: {"description": "ETag matched"}})
-def scorecard(
+async def scorecard(
     request: Request,
     chip: str = Query(..., pattern=SLUG, max_length=64, description="chip or system id, e.g. jalapeno"),
     baseline: str | None = Query(None, pattern=SLUG, max_length=64, description="baseline id, e.g. gb300"),
 ):
     """Per model: per-kW ratio, single-user speed and iso-interactivity throughput, each with its
     verification level and source.  422 when ``chip`` or ``baseline`` is not a known chip."""
-    with session_scope(write=False) as session:
-        for field, value in (("chip", chip), ("baseline", baseline)):
-            if value is not None and session.get(Chip, value) is None:
-                raise invalid(field, f"no chip with id {value!r}")
 
     def build():
         with session_scope(write=False) as session:
+            for field, value in (("chip", chip), ("baseline", baseline)):
+                if value is not None and session.get(Chip, value) is None:
+                    raise invalid(field, f"no chip with id {value!r}")
             return service.build_scorecard(session=session, chip=chip, baseline=baseline)
 
-    return cached_json(request, f"scorecard?{chip}&{baseline}", build)
+    return await cached_json(request, build)
