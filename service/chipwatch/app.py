@@ -6,7 +6,7 @@ import logging
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text
 
 from chipwatch import __version__
@@ -60,6 +60,15 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         app.include_router(webhooks_router)
     except ImportError:  # pragma: no cover - the webhooks domain is optional in partial builds
         pass
+
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse,
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+    def metrics() -> PlainTextResponse:
+        """Prometheus metrics: checks by outcome, fetch latency, items stored, transitions, deliveries
+        by outcome, delivery latency and queue depth (text exposition format 0.0.4)."""
+        from chipwatch.metrics import render
+
+        return PlainTextResponse(render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

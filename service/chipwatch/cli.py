@@ -94,6 +94,45 @@ def serve(
 
 
 @app.command()
+def worker(
+    metrics_port: int = typer.Option(0, help="serve /metrics on this port (0: off)"),
+) -> None:
+    """Run the scheduled jobs (feed checks, signal deadlines, webhook deliveries) without the API.
+
+    Several workers share the work through row claims on PostgreSQL; stop with SIGTERM or Ctrl-C.
+    """
+    import asyncio
+    import signal as os_signal
+
+    _setup_logging()
+    settings = get_settings()
+    log = logging.getLogger("chipwatch.worker")
+
+    async def run() -> None:
+        from chipwatch.scheduler import start_scheduler
+
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (os_signal.SIGTERM, os_signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if metrics_port:
+            from prometheus_client import start_http_server
+
+            from chipwatch.metrics import REGISTRY
+
+            start_http_server(metrics_port, registry=REGISTRY)
+        sched = await start_scheduler(settings)
+        log.info("worker started")
+        try:
+            await stop.wait()
+        finally:
+            await sched.stop()
+            log.info("worker stopped")
+
+    asyncio.run(run())
+
+
+@app.command()
 def signals() -> None:
     """A table of the watch signals: id, status, outcome, known_at, deadline and watch health."""
     from chipwatch.db import session_scope
