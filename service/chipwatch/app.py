@@ -24,17 +24,22 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        sched = None
+        sched = dispatcher = None
         if run_scheduler:
             from chipwatch.scheduler import start_scheduler
+            from chipwatch.webhooks.jobs import start_dispatcher
 
+            # The dispatcher starts first so events written by the first job runs go out at once.
+            dispatcher = await start_dispatcher(settings)
             sched = await start_scheduler(settings)
-        app.state.scheduler = sched
+        app.state.scheduler, app.state.dispatcher = sched, dispatcher
         try:
             yield
         finally:
             if sched is not None:
                 await sched.stop()
+            if dispatcher is not None:
+                await dispatcher.stop()
 
     app = FastAPI(
         title="chipwatch",
@@ -50,16 +55,11 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     from chipwatch.race.routes import router as race_router
     from chipwatch.signals.routes import router as signals_router
     from chipwatch.sources.routes import router as sources_router
+    from chipwatch.webhooks.routes import router as webhooks_router
 
-    for router in (race_router, signals_router, knowledge_router, sources_router):
+    for router in (race_router, signals_router, knowledge_router, sources_router, webhooks_router):
         app.include_router(router)
 
-    try:
-        from chipwatch.webhooks.routes import router as webhooks_router
-
-        app.include_router(webhooks_router)
-    except ImportError:  # pragma: no cover - the webhooks domain is optional in partial builds
-        pass
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse,
              responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})

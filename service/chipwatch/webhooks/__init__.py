@@ -1,0 +1,1 @@
+"""Webhooks: subscriptions, outbox fan-out, Standard Webhooks signing, delivery with retries."""
