@@ -127,9 +127,19 @@ def real_signal_count() -> int:
 
 
 # ---------------------------------------------------------------- loading
+def expected_counts() -> dict[str, int]:
+    """Rows per kind after a load: the fact tables from the facts table, feeds and signals from their files."""
+    import yaml
+
+    from chipwatch.paths import SEED_DIR
+
+    feeds = yaml.safe_load((SEED_DIR / "sources.yaml").read_text())["sources"]
+    return {**EXPECTED_COUNTS, "sources": len(feeds), "signals": real_signal_count()}
+
+
 def test_first_load_inserts_every_seed_row(settings):
     report = load(settings)
-    expected = {**EXPECTED_COUNTS, "signals": real_signal_count()}
+    expected = expected_counts()
     assert report.counts() == {k: {"inserted": n, "updated": 0, "unchanged": 0} for k, n in expected.items()}
     assert {kind: len(rows) for kind, rows in snapshot(settings).items()} == expected
     assert report.changed
@@ -139,7 +149,7 @@ def test_reseed_changes_nothing(seeded):
     before = snapshot(seeded)
     report = load(seeded)
     assert not report.changed
-    expected = {**EXPECTED_COUNTS, "signals": real_signal_count()}
+    expected = expected_counts()
     assert report.counts() == {k: {"inserted": 0, "updated": 0, "unchanged": n} for k, n in expected.items()}
     assert snapshot(seeded) == before
 

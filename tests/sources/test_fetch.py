@@ -591,3 +591,60 @@ def test_parse_retry_after():
     assert parse_retry_after("soon", now=now) is None
     assert parse_retry_after("", now=now) is None
     assert parse_retry_after("-5", now=now) is None
+
+
+# --------------------------------------------------------------------------------------------------
+# Connection reuse
+
+
+@pytest.fixture
+def keepalive_server() -> Iterator[tuple[str, list[int]]]:
+    """An HTTP/1.1 keep-alive server: /304 answers 304, /301 redirects to /304; records client ports."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    ports: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            ports.append(self.client_address[1])
+            if self.path == "/301":
+                self.send_response(301)
+                self.send_header("Location", "/304")
+                self.send_header("Content-Length", "9")
+                self.end_headers()
+                self.wfile.write(b"moved ...")
+                return
+            self.send_response(304)
+            self.send_header("ETag", '"v1"')
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", ports
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_304s_and_redirects_leave_the_connection_reusable(keepalive_server):
+    base, ports = keepalive_server
+    cfg = settings()
+
+    async def go() -> list[FetchResult]:
+        async with make_client(cfg) as client:
+            return [
+                await fetch_feed(client, f"{base}{path}", etag='"v1"', settings=cfg)
+                for path in ("/304", "/304", "/301", "/304")
+            ]
+
+    results = asyncio.run(go())
+    assert [r.status for r in results] == ["not_modified"] * 4
+    assert len(ports) == 5
+    assert len(set(ports)) == 1, "every request after the first reuses the same connection"

@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 __all__ = [
@@ -99,14 +99,62 @@ def _fold_cluster(cluster: str) -> str:
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
+@cache
+def _combining_class() -> re.Pattern[str]:
+    """A character class of every combining character (canonical class > 0) of the Basic Multilingual
+    Plane, the characters that make a cluster longer than one character. Built once, on first use."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(0x10000):
+        if unicodedata.combining(chr(cp)):
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    body = "".join(
+        f"{re.escape(chr(a))}-{re.escape(chr(b))}" if a != b else re.escape(chr(a)) for a, b in ranges
+    )
+    return re.compile(f"[{body}]")
+
+
+def _fold_runs(text: str) -> str | None:
+    """Fold each non-ASCII character on its own; ``None`` when one of them becomes several characters.
+
+    Only valid for text without combining characters, where every cluster is one character: the result
+    is then what the cluster-by-cluster path gives, with one output character per input character.
+    """
+    out: list[str] = []
+    pos = 0
+    for run in _NON_ASCII_RUN.finditer(text):
+        start, stop = run.span()
+        piece = "".join(map(_fold_cluster, run.group()))
+        if len(piece) != stop - start:
+            return None
+        out.append(text[pos:start])
+        out.append(piece)
+        pos = stop
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def normalize_with_offsets(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     """Normalise ``text`` and map each output character back to the input.
 
     Returns ``(normalised, starts, ends)``: output character ``k`` came from ``text[starts[k]:ends[k]]``.
-    ASCII text is returned unchanged with ``None`` maps (identity), the common case for English feeds.
+    ``None`` maps mean identity: ASCII text (the common case for English feeds), and text whose every
+    character folds to exactly one character (most Chinese news, fullwidth punctuation included).
     """
     if text.isascii():
         return text, None, None
+    # The common case goes through C-speed checks and one fold per character, without offset lists.
+    if max(text) <= "\uffff" and _combining_class().search(text) is None:
+        folded = _fold_runs(text)
+        if folded is not None:
+            return folded, None, None
+    return _normalize_clusters(text)
+
+
+def _normalize_clusters(text: str) -> tuple[str, list[int], list[int]]:
+    """The general path of ``normalize_with_offsets``: cluster by cluster, with explicit offset maps."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -240,12 +288,17 @@ _UNIT_GROUPS = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _unit) in enumer
 #   p: currency first       "$20 billion", "US$20bn", "USD 20 billion", "¥2 billion", "人民币20亿元"
 #   u: figure, unit         "100 MW", "0.1吉瓦", "1,459 tok/s", "104.3倍", "8.54万 tok/s/kW"
 #   s: figure, currency     "20 billion dollars", "20亿美元", "200亿元人民币", "2 billion yuan"
+# Every shape starts with a digit or a currency prefix; testing that first lets most positions of a text
+# fail in one step instead of entering each shape (about three times faster on news text).
+_QUANTITY_START = r"(?=[\d$¥]|人民币|(?i:us|cny|rmb))"
 _QUANTITY_RE = re.compile(
+    rf"{_QUANTITY_START}(?:"
     rf"(?:(?P<pusd>{_USD_PREFIX})|(?P<pcny>{_CNY_PREFIX}))\s*{_num_range('p')}"
     rf"(?:\s*(?P<pm>{_MONEY_MULT}){_APPROX})?(?:\s*(?:元|美元|(?i:dollars?)(?![A-Za-z])))?"
     rf"|{_num_range('u')}\s*(?:(?P<um>{_GENERAL_MULT}){_APPROX}\s*)??(?:{_UNIT_GROUPS})"
     rf"|{_num_range('s')}\s*(?:(?P<sm>{_MONEY_MULT}){_APPROX}\s*)?"
     rf"(?:(?P<susd>{_USD_SUFFIX})|(?P<scny>{_CNY_SUFFIX}))"
+    r")"
 )
 
 

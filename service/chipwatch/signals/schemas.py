@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 Status = Literal["open", "pending_review", "resolved"]
 Outcome = Literal["yes", "no", "annulled"]
@@ -73,3 +73,20 @@ class SignalPage(BaseModel):
 class HistoryPage(BaseModel):
     items: list[HistoryEntry]
     next_cursor: str | None
+
+
+class ResolveIn(BaseModel):
+    """An analyst's resolution: the outcome and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Outcome
+    note: str | None = Field(default=None, max_length=4000, description="why; kept in the history row")
+
+
+class NoteIn(BaseModel):
+    """An analyst's reject or reopen: why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    note: str | None = Field(default=None, max_length=4000, description="why; kept in the history row")

@@ -1,14 +1,54 @@
-"""Signal queries: the board, one signal with its evidence, its history, and watch health."""
+"""Signal queries and changes: the board, one signal with its evidence, its history, watch health;
+create and change definitions; an analyst's resolve, reject and reopen; the transitions feed."""
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from chipwatch.knowledge.models import utcnow
+from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
+from chipwatch.signals.evaluation import (
+    EvaluationReport,
+    SignalNotFound,
+    all_entity_ids,
+    apply_manual,
+    definition_document,
+    definition_of,
+    evaluate_signal,
+)
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
+from chipwatch.signals.state import TransitionNotAllowed
 from chipwatch.sources.models import FEED_KINDS, Source
+
+__all__ = [
+    "OUTCOMES",
+    "STATUSES",
+    "DefinitionError",
+    "SignalExists",
+    "SignalNotFound",
+    "TransitionNotAllowed",
+    "create_signal",
+    "enabled_feeds",
+    "evidence_view",
+    "feed_sources_for",
+    "history_view",
+    "known_source_ids",
+    "list_signals",
+    "recent_transitions",
+    "reject_signal",
+    "reopen_signal",
+    "resolve_signal",
+    "signal_detail",
+    "signal_history",
+    "signal_summary",
+    "update_signal",
+    "watch_health",
+]
 
 STATUSES = ("open", "pending_review", "resolved")
 OUTCOMES = ("yes", "no", "annulled")
@@ -148,3 +188,180 @@ def signal_history(*, session: Session, signal_id: str) -> list[dict[str, Any]]:
         select(SignalHistory).where(SignalHistory.signal_id == signal_id).order_by(SignalHistory.id)
     ).all()
     return [history_view(r) for r in rows]
+
+
+# ---------------------------------------------------------------- changes
+class SignalExists(ValueError):
+    """A create names an id that is taken."""
+
+    def __init__(self, signal_id: str) -> None:
+        super().__init__(f"a signal with id {signal_id!r} exists already")
+        self.signal_id = signal_id
+
+
+def known_source_ids(*, session: Session) -> set[str]:
+    """Every source id (what an item condition's ``sources`` may name)."""
+    return set(session.scalars(select(Source.id)))
+
+
+def _validate(session: Session, document: dict[str, Any]) -> SignalDefinition:
+    return validate_definition(
+        document,
+        known_entities=all_entity_ids(session=session),
+        known_sources=known_source_ids(session=session),
+    )
+
+
+def _definition_columns(defn: SignalDefinition) -> dict[str, Any]:
+    doc = defn.to_document()
+    return {
+        "id": defn.id,
+        "question": defn.question,
+        "description": defn.description,
+        "tags": list(defn.tags),
+        "opened_on": defn.opened_on,
+        "deadline": defn.deadline,
+        "on_deadline": defn.on_deadline,
+        "review": defn.review,
+        "subjects": list(defn.subjects),
+        "yes_when": doc["yes_when"],
+        "no_when": doc.get("no_when", []),
+    }
+
+
+def _definition_stamp(session: Session, now: datetime) -> datetime:
+    """``updated_at`` for a definition write: ``now``, but always after every stored one.
+
+    The compiled-rules cache of every process notices definition changes by ``max(updated_at)`` (see
+    ``evaluation._RulesCache``); a clock running behind another process's must not hide a change.
+    """
+    latest = session.execute(select(func.max(Signal.updated_at))).scalar_one_or_none()
+    if latest is not None and latest >= now:
+        return latest + timedelta(microseconds=1)
+    return now
+
+
+def create_signal(
+    *,
+    session: Session,
+    signal_in: dict[str, Any],
+    today: date | None = None,
+    now: datetime | None = None,
+) -> tuple[Signal, EvaluationReport]:
+    """Validate and store a new signal, then evaluate it against every stored item and fact and its
+    deadline (a signal created after its deadline resolves at once to ``on_deadline``).
+
+    ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). Returns the row and the
+    evaluation report. Raises ``DefinitionError`` naming the field (an unknown entity or source id is
+    named in the message) or ``SignalExists``.
+    """
+    defn = _validate(session, signal_in)
+    if session.get(Signal, defn.id) is not None:
+        raise SignalExists(defn.id)
+    now = now or utcnow()
+    row = Signal(**_definition_columns(defn), created_at=now, updated_at=_definition_stamp(session, now))
+    session.add(row)
+    try:
+        session.flush()
+    except IntegrityError as exc:  # a concurrent create took the id between the check and the insert
+        raise SignalExists(defn.id) from exc
+    report = evaluate_signal(session=session, signal_id=defn.id, today=today, now=now)
+    return row, report
+
+
+def update_signal(
+    *,
+    session: Session,
+    signal_id: str,
+    changes: dict[str, Any],
+    today: date | None = None,
+    now: datetime | None = None,
+) -> tuple[Signal, EvaluationReport]:
+    """Change definition fields of a signal and evaluate it again.
+
+    ``changes`` holds any definition fields except ``id`` (``deadline: null`` removes the deadline).
+    The merged definition is validated as a whole, then every stored item and fact is checked again.
+    When the conditions change, evidence that no move used and that the new conditions do not match is
+    dropped (it answered conditions that no longer exist); a changed deadline may be warned about again.
+    State, history and the evidence history rows cite stay.
+
+    Returns the row and the evaluation report. Raises ``SignalNotFound`` or ``DefinitionError``.
+    """
+    signal = session.get(Signal, signal_id)
+    if signal is None:
+        raise SignalNotFound(signal_id)
+    if not isinstance(changes, dict):
+        raise DefinitionError("", "a change must be an object of definition fields")
+    if "id" in changes and changes["id"] != signal_id:
+        raise DefinitionError("id", "cannot be changed; create a new signal instead")
+    document = {**definition_document(signal), **changes}
+    if document.get("description") is None:
+        document.pop("description", None)
+    old = definition_of(signal)
+    new = _validate(session, document)
+    conditions_changed = (new.yes_when, new.no_when) != (old.yes_when, old.no_when)
+    if new != old:
+        for key, value in _definition_columns(new).items():
+            setattr(signal, key, value)
+        signal.updated_at = _definition_stamp(session, now or utcnow())
+        if new.deadline != old.deadline:
+            signal.deadline_warned = False
+        session.add(signal)
+        session.flush()
+    report = evaluate_signal(
+        session=session, signal_id=signal_id, today=today, now=now, drop_unmatched=conditions_changed
+    )
+    return signal, report
+
+
+def resolve_signal(
+    *, session: Session, signal_id: str, outcome: str, note: str | None, now: datetime | None = None
+) -> Signal:
+    """An analyst resolves an open or pending signal with ``outcome`` (``yes`` | ``no`` | ``annulled``).
+
+    Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (already resolved: reopen first).
+    """
+    signal, _history = apply_manual(
+        session=session, signal_id=signal_id, action="resolve", outcome=outcome, note=note, now=now
+    )
+    return signal
+
+
+def reject_signal(
+    *, session: Session, signal_id: str, note: str | None, now: datetime | None = None
+) -> Signal:
+    """An analyst rejects the match a pending signal waits on: back to ``open``.
+
+    Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (not pending review).
+    """
+    signal, _history = apply_manual(session=session, signal_id=signal_id, action="reject", note=note, now=now)
+    return signal
+
+
+def reopen_signal(
+    *, session: Session, signal_id: str, note: str | None, now: datetime | None = None
+) -> Signal:
+    """An analyst reopens a resolved signal: back to ``open`` (outcome, resolved_at, known_at cleared).
+
+    Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (not resolved).
+    """
+    signal, _history = apply_manual(session=session, signal_id=signal_id, action="reopen", note=note, now=now)
+    return signal
+
+
+# ---------------------------------------------------------------- the transitions feed
+def recent_transitions(
+    *, session: Session, limit: int, signal_id: str | None = None
+) -> tuple[list[tuple[SignalHistory, str]], datetime | None]:
+    """The latest ``limit`` transitions (newest first) with each signal's question, and the feed's
+    ``updated`` time: the newest transition, else the newest definition change (``None``: no signals)."""
+    stmt = select(SignalHistory, Signal.question).join(Signal, Signal.id == SignalHistory.signal_id)
+    if signal_id is not None:
+        stmt = stmt.where(SignalHistory.signal_id == signal_id)
+    rows = [(h, q) for h, q in session.execute(stmt.order_by(SignalHistory.id.desc()).limit(limit))]
+    if rows:
+        return rows, max(h.at for h, _q in rows)
+    latest = select(func.max(Signal.updated_at))
+    if signal_id is not None:
+        latest = latest.where(Signal.id == signal_id)
+    return rows, session.execute(latest).scalar_one_or_none()

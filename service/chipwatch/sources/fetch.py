@@ -189,6 +189,21 @@ async def _read_body(response: httpx.Response, max_bytes: int) -> bytes:
     return bytes(body)
 
 
+# Redirects and 304s carry no body worth reading, or a short one; reading up to this much lets the
+# connection go back to the pool (a response closed unread closes its connection, so every 304 would
+# cost a new TCP and TLS handshake). A longer body is abandoned and the connection closed.
+_DRAIN_LIMIT = 64 * 1024
+
+
+async def _drain(response: httpx.Response) -> None:
+    """Read and discard a short body so the connection can be reused; give up past ``_DRAIN_LIMIT``."""
+    seen = 0
+    async for chunk in response.aiter_raw():
+        seen += len(chunk)
+        if seen > _DRAIN_LIMIT:
+            return
+
+
 def parse_max_age(cache_control: str | None) -> int | None:
     """``max-age`` seconds from a Cache-Control header; None when absent, invalid or ``no-store``."""
     if not cache_control:
@@ -364,8 +379,10 @@ async def _exchange(
                     progress.hops += 1
                     progress.all_permanent = progress.all_permanent and status in PERMANENT_REDIRECTS
                     progress.url = str(response.url.join(location))
+                    await _drain(response)
                     continue
                 if status == 304:
+                    await _drain(response)
                     return _success("not_modified", url, progress, None, etag, last_modified)
                 if status >= 400:
                     reason = response.reason_phrase or ""

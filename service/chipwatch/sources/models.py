@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from sqlalchemy import Index, String, Text, UniqueConstraint
+from pydantic import StringConstraints
+from sqlalchemy import Index, String, Text, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
 from chipwatch.knowledge.models import utcnow
@@ -53,6 +54,11 @@ class Source(SourceBase, table=True):
     claimed_until: datetime | None = _ts(default=None)
     claimed_by: str | None = Field(default=None, max_length=64)
     items_count: int = 0
+    last_body_sha256: str | None = Field(
+        default=None,
+        max_length=64,
+        description="SHA-256 of the last body that parsed; an identical 200 answer is not parsed again",
+    )
 
 
 class Item(SQLModel, table=True):
@@ -64,6 +70,8 @@ class Item(SQLModel, table=True):
         Index("ix_items_source_link", "source_id", "link_norm"),
         Index("ix_items_source_hash", "source_id", "content_hash"),
         Index("ix_items_published", "published_at"),
+        Index("ix_items_sort", "sort_at", "id"),
+        Index("ix_items_source_sort", "source_id", "sort_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -80,6 +88,18 @@ class Item(SQLModel, table=True):
     published_is_estimated: bool = False
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime | None = _ts(default=None)
+    sort_at: datetime = _ts(
+        default_factory=utcnow,
+        description="published_at, or first_seen_at when the feed gave no usable date: the listing order",
+    )
+
+
+@event.listens_for(Item, "before_insert")
+@event.listens_for(Item, "before_update")
+def _set_sort_at(_mapper, _connection, item: Item) -> None:
+    # Kept as a column (not an expression) so that newest-first listings and the adaptive interval's
+    # "recent items of this source" read an index instead of sorting every item.
+    item.sort_at = item.published_at or item.first_seen_at
 
 
 class ItemMention(SQLModel, table=True):
@@ -92,3 +112,80 @@ class ItemMention(SQLModel, table=True):
     item_id: int = Field(foreign_key="items.id", index=True)
     entity_id: str = Field(max_length=64)
     entity_kind: str = Field(max_length=16)
+
+
+# ---------------------------------------------------------------- API models
+SLUG = r"^[a-z0-9][a-z0-9-]{0,63}$"
+Slug = Annotated[str, StringConstraints(pattern=SLUG)]
+
+
+class SourceCreate(SQLModel):
+    """``POST /v1/sources``: a feed to watch. ``id`` defaults to a slug of ``name``."""
+
+    url: str = Field(min_length=1, max_length=2000, description="the feed's http(s) address")
+    name: str = Field(min_length=1, max_length=200)
+    trust: Trust = "press"
+    id: Slug | None = Field(default=None, description="readable slug; derived from name if absent")
+    language: str | None = Field(default=None, max_length=8, description="BCP 47 language tag")
+    publisher_id: Slug | None = Field(default=None, description="vendor id of the publisher")
+    check_interval_s: int | None = Field(
+        default=None, ge=60, le=7 * 86400, description="fixed interval in seconds; null = adaptive"
+    )
+    enabled: bool = True
+    notes: str | None = Field(default=None, max_length=5000)
+
+
+class CheckOutcomePublic(SQLModel):
+    """The outcome of ``POST /v1/sources/{id}/check``."""
+
+    source_id: str
+    status: str = Field(description="ok | not_modified | error")
+    http_status: int | None = None
+    new_items: int
+    updated_items: int
+    error: str | None = None
+    next_check_at: datetime | None = None
+
+
+class MentionPublic(SQLModel):
+    """An entity an item names."""
+
+    entity_id: str
+    entity_kind: str
+
+
+class ItemPublic(SQLModel):
+    """A stored feed item in lists. ``published_at`` is null when the feed gave no usable date
+    (``published_is_estimated``); ``sort_at`` (publication or first-seen time) orders the list."""
+
+    id: int
+    source_id: str
+    guid: str | None
+    link: str | None
+    title: str
+    summary: str | None
+    author: str | None
+    published_at: datetime | None
+    published_is_estimated: bool
+    first_seen_at: datetime
+    updated_at: datetime | None
+    sort_at: datetime
+    mentions: list[MentionPublic] = []
+
+
+class ItemDetail(ItemPublic):
+    """One item with its full text."""
+
+    content: str | None = None
+
+
+class OpmlSkipped(SQLModel):
+    url: str
+    reason: str
+
+
+class OpmlImportResult(SQLModel):
+    """``POST /v1/sources/opml``: ids of the sources added, and the feeds left out with the reason."""
+
+    created: list[str]
+    skipped: list[OpmlSkipped]

@@ -1,24 +1,52 @@
-"""Source endpoints: list and detail with health."""
+"""Source and item endpoints: list, detail with health, add, check now, OPML import/export, items."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Path
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import Response
 from sqlalchemy import select
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from chipwatch.api import (
+    AdminDep,
+    ApiError,
+    Conflict,
     CursorQ,
     LimitQ,
     NotFound,
     Page,
     decode_cursor,
     encode_cursor,
+    invalid,
     read_session,
     require_reader,
+    write_session,
 )
-from chipwatch.sources.models import Source
+from chipwatch.config import get_settings
+from chipwatch.db import session_scope
+from chipwatch.sources import service
+from chipwatch.sources.fetch import make_client
+from chipwatch.sources.models import (
+    SLUG,
+    CheckOutcomePublic,
+    Item,
+    ItemDetail,
+    ItemPublic,
+    OpmlImportResult,
+    Source,
+    SourceCreate,
+    Trust,
+)
+from chipwatch.sources.parse import FeedParseError
 
 router = APIRouter(prefix="/v1", tags=["sources"], dependencies=[Depends(require_reader)])
+
+OPML_MEDIA_TYPE = "text/x-opml"
+MAX_OPML_BYTES = 2 * 1024 * 1024
+ITEM_ID_MAX = 2**31 - 1  # items.id is a 32-bit integer on PostgreSQL
 
 
 @router.get("/sources", response_model=Page[Source])
@@ -34,6 +62,79 @@ def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Ses
     return {"items": rows, "next_cursor": encode_cursor(rows[-1].id) if more else None}
 
 
+@router.get(
+    "/sources.opml",
+    response_class=Response,
+    responses={
+        200: {"content": {OPML_MEDIA_TYPE: {"schema": {"type": "string"}}}, "description": "OPML 2.0"}
+    },
+)
+def export_sources_opml(session: Session = Depends(read_session)) -> Response:
+    """Every polled feed as an OPML 2.0 subscription list."""
+    return Response(service.export_opml(session=session), media_type=OPML_MEDIA_TYPE)
+
+
+@router.post(
+    "/sources",
+    response_model=Source,
+    status_code=201,
+    dependencies=[AdminDep],
+    responses={409: {"description": "a source with this id or URL exists"}},
+)
+def create_source(source_in: SourceCreate, session: Session = Depends(write_session)):
+    """Watch a new feed (admin). The id is a slug of the name unless given; the kind is detected at the
+    first check. Internal addresses are refused unless CHIPWATCH_ALLOW_PRIVATE_NETWORKS is set."""
+    try:
+        return service.create_source(session=session, source_in=source_in, settings=get_settings())
+    except service.InvalidSourceURL as exc:
+        raise invalid("url", str(exc)) from exc
+    except service.SourceConflict as exc:
+        raise Conflict(str(exc)) from exc
+
+
+@router.post(
+    "/sources/opml",
+    response_model=OpmlImportResult,
+    dependencies=[AdminDep],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                OPML_MEDIA_TYPE: {"schema": {"type": "string"}},
+                "application/xml": {"schema": {"type": "string"}},
+                "text/xml": {"schema": {"type": "string"}},
+            },
+        }
+    },
+    responses={413: {"description": "document too large"}},
+)
+async def import_sources_opml(
+    request: Request,
+    trust: Trust = Query("press", description="trust given to every imported feed"),
+) -> dict:
+    """Watch every feed of an OPML document (admin; body = the OPML XML). Feeds already watched or
+    with refused URLs are listed under ``skipped``; malformed or unsafe XML is refused with 422."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_OPML_BYTES:
+            raise ApiError(413, "Content Too Large", f"OPML documents are limited to {MAX_OPML_BYTES} bytes")
+    return await _import_opml(bytes(body), trust)
+
+
+async def _import_opml(body: bytes, trust: str) -> dict:
+    # The route reads the body itself (to cap its size), so it is async; the database work runs in a
+    # thread, in its own write transaction, like any other write.
+    def run() -> dict:
+        with session_scope() as session:
+            return service.import_opml(session=session, body=body, trust=trust, settings=get_settings())
+
+    try:
+        return await run_in_threadpool(run)
+    except FeedParseError as exc:
+        raise invalid("body", str(exc)) from exc
+
+
 @router.get("/sources/{source_id}", response_model=Source, responses={404: {"description": "unknown id"}})
 def get_source(source_id: str = Path(..., max_length=64), session: Session = Depends(read_session)):
     """One source with its health: last check, status, error, failures, next check, validators."""
@@ -41,3 +142,98 @@ def get_source(source_id: str = Path(..., max_length=64), session: Session = Dep
     if source is None:
         raise NotFound("source", source_id)
     return source
+
+
+@router.post(
+    "/sources/{source_id}/check",
+    response_model=CheckOutcomePublic,
+    dependencies=[AdminDep],
+    responses={404: {"description": "unknown id"}, 409: {"description": "the source is not a polled feed"}},
+)
+async def check_source(source_id: str = Path(..., max_length=64)):
+    """Check one feed now (admin), through the same refresh as the scheduler; answers the outcome.
+    A failed fetch or a malformed feed is an outcome with ``status: error``, not an HTTP error."""
+    settings = get_settings()
+    async with make_client(settings) as client:
+        try:
+            outcome = await service.refresh_source(source_id, settings=settings, client=client)
+        except service.SourceNotFound as exc:
+            raise NotFound("source", source_id) from exc
+        except service.NotAFeed as exc:
+            raise Conflict(str(exc)) from exc
+    return CheckOutcomePublic(
+        source_id=outcome.source_id,
+        status=outcome.status,
+        http_status=outcome.http_status,
+        new_items=outcome.new_items,
+        updated_items=outcome.updated_items,
+        error=outcome.error,
+        next_check_at=outcome.next_check_at,
+    )
+
+
+def _item_view(item: Item, mentions, model=ItemPublic):
+    data = item.model_dump()
+    data["mentions"] = [{"entity_id": m.entity_id, "entity_kind": m.entity_kind} for m in mentions]
+    return model.model_validate(data)
+
+
+def _after(cursor: str | None) -> tuple[datetime, int] | None:
+    key = decode_cursor(cursor)
+    if key is None:
+        return None
+    try:
+        at, last_id = key
+        moment = datetime.fromisoformat(at)
+        if not isinstance(last_id, int) or moment.tzinfo is None:
+            raise ValueError
+    except (TypeError, ValueError) as exc:
+        raise invalid("cursor", "malformed cursor; pass back the next_cursor of a previous page") from exc
+    return moment, last_id
+
+
+@router.get("/items", response_model=Page[ItemPublic])
+def list_items(
+    source: str | None = Query(None, pattern=SLUG, description="only this source's items"),
+    mentions: str | None = Query(None, pattern=SLUG, description="only items naming this entity id"),
+    since: datetime | None = Query(
+        None,
+        description="ISO 8601 date-time; items published (or first seen) at "
+        "or after it; without an offset, UTC",
+    ),
+    q: str | None = Query(None, min_length=1, max_length=200, description="substring of title or summary"),
+    limit: int = LimitQ,
+    cursor: str | None = CursorQ,
+    session: Session = Depends(read_session),
+):
+    """Feed items, newest first (publication time, or first-seen time for undated items)."""
+    if q is not None and "\x00" in q:
+        raise invalid("q", "must not contain NUL characters")
+    if since is not None:
+        try:
+            since = since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)
+        except OverflowError as exc:
+            raise invalid("since", "date-time out of range") from exc
+    rows, more = service.list_items(
+        session=session,
+        source_id=source,
+        mentions=mentions,
+        since=since,
+        q=q,
+        limit=limit,
+        after=_after(cursor),
+    )
+    found = service.mentions_of(session=session, item_ids=[r.id for r in rows])
+    items = [_item_view(r, found[r.id]) for r in rows]
+    next_cursor = encode_cursor([rows[-1].sort_at.isoformat(), rows[-1].id]) if more and rows else None
+    return {"items": items, "next_cursor": next_cursor}
+
+
+@router.get("/items/{item_id}", response_model=ItemDetail, responses={404: {"description": "unknown id"}})
+def get_item(item_id: int = Path(..., ge=1, le=ITEM_ID_MAX), session: Session = Depends(read_session)):
+    """One item with its full text and the entities it mentions."""
+    item = session.get(Item, item_id)
+    if item is None:
+        raise NotFound("item", str(item_id))
+    found = service.mentions_of(session=session, item_ids=[item.id])
+    return _item_view(item, found[item.id], ItemDetail)
