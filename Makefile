@@ -38,6 +38,9 @@ revision: install
 
 bench: install
 	$(BIN)/python benchmarks/read_api.py
+	$(BIN)/python benchmarks/feeds.py
+	$(BIN)/python benchmarks/signals.py
+	$(BIN)/python benchmarks/webhooks.py
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

@@ -28,10 +28,13 @@ def _setup_logging() -> None:
 def _seed() -> None:
     from chipwatch.db import session_scope
     from chipwatch.seeds import SeedError, load_seeds
+    from chipwatch.signals.evaluation import evaluate_seeded
 
     try:
         with session_scope() as session:
             report = load_seeds(session=session)
+            # Seeded facts and signals are evaluated in the same transaction, as any other write is.
+            evaluate_seeded(session=session, report=report)
     except SeedError as exc:
         console.print(f"[red]seed data refused, nothing written:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -146,7 +149,10 @@ def signals() -> None:
         rows, _ = service.list_signals(
             session=session, status=None, outcome=None, limit=10_000, after_id=None
         )
-    table = Table("id", "status", "outcome", "known_at", "deadline", "watch health", title="watch signals")
+    table = Table(title="watch signals")
+    table.add_column("id", no_wrap=True, overflow="fold")
+    for name in ("status", "outcome", "known_at", "deadline", "watch health"):
+        table.add_column(name, no_wrap=True)
     colour = {"open": "yellow", "pending_review": "magenta", "resolved": "green"}
     for r in rows:
         table.add_row(
