@@ -17,6 +17,7 @@ from fastapi import Depends, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
+from sqlalchemy.exc import DataError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -117,6 +118,14 @@ def install_error_handlers(app) -> None:
             errors.append({"field": ".".join(loc) or str(err.get("loc")), "message": err.get("msg", "")})
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
         return problem_response(422, "Unprocessable Content", detail, request.url.path, errors=errors)
+
+    @app.exception_handler(DataError)
+    async def _data_error(request: Request, exc: DataError):
+        # The database refused a value the models let through (PostgreSQL stores no NUL character in
+        # text, for one); the transaction was rolled back, so nothing was written.
+        reason = str(exc.orig).splitlines()[0] if exc.orig is not None else "value not storable"
+        return problem_response(422, "Unprocessable Content", f"a value cannot be stored: {reason}",
+                                request.url.path)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):  # pragma: no cover - last resort

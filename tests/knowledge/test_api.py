@@ -159,3 +159,14 @@ def test_read_token_closes_reads(client, monkeypatch, admin_headers):
     assert client.get("/v1/chips", headers={"Authorization": "Bearer reader"}).status_code == 200
     assert client.get("/v1/chips", headers=admin_headers).status_code == 200
     assert client.get("/healthz").status_code == 200
+
+
+def test_nul_characters_are_refused_not_crashing(client, admin_headers):
+    r = client.post("/v1/chips", json={"id": "nul-chip", "name": "bad\u0000name"}, headers=admin_headers)
+    # SQLite stores NUL, PostgreSQL refuses it: either way no 5xx and nothing half-written.
+    assert r.status_code in (201, 422), r.text
+    if r.status_code == 422:
+        assert r.headers["content-type"].startswith("application/problem+json")
+        assert client.get("/v1/chips/nul-chip").status_code == 404
+    r = client.get("/v1/results", params={"metric": "tpot\u0000"})
+    assert r.status_code in (200, 422)
