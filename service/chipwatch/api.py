@@ -188,15 +188,19 @@ def encode_cursor(key: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps(key, default=str).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None) -> Any:
-    """The sort key a cursor names; 422 problem when the cursor is malformed."""
+def decode_cursor(cursor: str | None, expect: type | tuple[type, ...] = (str, int, list)) -> Any:
+    """The sort key a cursor names (of type ``expect``); 422 problem when the cursor is malformed."""
     if cursor is None:
         return None
+    message = "malformed cursor; pass back the next_cursor of a previous page"
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        return json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
+        key = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
     except (ValueError, UnicodeDecodeError) as exc:
-        raise invalid("cursor", "malformed cursor; pass back the next_cursor of a previous page") from exc
+        raise invalid("cursor", message) from exc
+    if not isinstance(key, expect) or isinstance(key, bool) or key in ("", []):
+        raise invalid("cursor", message)
+    return key
 
 
 LimitQ = Query(50, ge=1, le=MAX_LIMIT, description="page size")

@@ -170,3 +170,37 @@ def test_nul_characters_are_refused_not_crashing(client, admin_headers):
         assert client.get("/v1/chips/nul-chip").status_code == 404
     r = client.get("/v1/results", params={"metric": "tpot\u0000"})
     assert r.status_code in (200, 422)
+
+
+@pytest.mark.parametrize("path", ["/v1/signals", "/v1/results", "/v1/sources", "/v1/items", "/v1/chips"])
+@pytest.mark.parametrize("cursor", ["eyJhIjoxfQ", "WzEsMiwzXQ", "WyJ4Il0", "bnVsbA", "IiI", "dHJ1ZQ"])
+def test_cursors_of_the_wrong_shape_are_problem_422(client, path, cursor):
+    r = client.get(path, params={"cursor": cursor})
+    if cursor == "bnVsbA":  # JSON null names no position: the first page
+        assert r.status_code in (200, 422)
+        return
+    assert r.status_code == 422, (path, cursor, r.text)
+    assert r.json()["errors"][0]["field"] == "cursor"
+
+
+def test_patch_null_in_a_required_field_is_422(client, admin_headers):
+    for kind, id_, field in [("chips", "jalapeno", "name"), ("results", "r09-jalapeno-per-kw-104x", "metric"),
+                             ("chips", "jalapeno", "aliases"), ("funding-rounds", "xiwang-2026-08-round", "vendor_id")]:
+        r = client.patch(f"/v1/{kind}/{id_}", json={field: None}, headers=admin_headers)
+        assert r.status_code == 422, (kind, field, r.text)
+        assert field in r.json()["detail"]
+
+
+def test_oversize_or_empty_aliases_are_refused(client, admin_headers):
+    for aliases in (["q" * 3000], [""]):
+        r = client.post("/v1/chips", json={"id": "alias-chip", "name": "Alias", "aliases": aliases},
+                        headers=admin_headers)
+        assert r.status_code == 422 and "aliases[0]" in r.json()["detail"]
+
+
+def test_oversize_signal_term_is_refused(client, admin_headers):
+    body = {"id": "long-term", "question": "?", "opened_on": "2026-11-01", "review": "auto", "subjects": ["jalapeno"],
+            "yes_when": [{"item": {"terms_any": ["t" * 1000]}}]}
+    r = client.post("/v1/signals", json=body, headers=admin_headers)
+    assert r.status_code == 422, r.text
+    assert "terms_any" in r.json()["detail"]

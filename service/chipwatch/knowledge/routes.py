@@ -101,7 +101,7 @@ def _add_list_route(kind: str) -> None:
     public = API_MODELS[kind][2]
 
     def list_endpoint(session: Session, limit: int, cursor: str | None, **params: Any):
-        after = decode_cursor(cursor)
+        after = decode_cursor(cursor, str)
         if after is not None and not isinstance(after, str):
             raise invalid("cursor", "malformed cursor")
         try:
@@ -114,6 +114,8 @@ def _add_list_route(kind: str) -> None:
             )
         except service.UnknownReference as exc:
             raise invalid(exc.field, f"no {exc.kind} with id {exc.ref_id!r}") from exc
+        except service.InvalidValue as exc:
+            raise invalid(exc.field, exc.message) from exc
         return {"items": rows, "next_cursor": encode_cursor(last) if last else None}
 
     params = [
@@ -164,6 +166,8 @@ def _add_item_routes(kind: str) -> None:
             raise Conflict(str(exc)) from exc
         except service.UnknownReference as exc:
             raise invalid(exc.field, f"no {exc.kind} with id {exc.ref_id!r}") from exc
+        except service.InvalidValue as exc:
+            raise invalid(exc.field, exc.message) from exc
 
     def patch_endpoint(body: update, id: str = id_path, session: Session = Depends(write_session)):  # type: ignore[valid-type]
         row = service.get_row(session=session, kind=kind, id_=id)
@@ -173,6 +177,8 @@ def _add_item_routes(kind: str) -> None:
             return service.update_row(session=session, kind=kind, row=row, changes_in=body)
         except service.UnknownReference as exc:
             raise invalid(exc.field, f"no {exc.kind} with id {exc.ref_id!r}") from exc
+        except service.InvalidValue as exc:
+            raise invalid(exc.field, exc.message) from exc
 
     slug = kind.replace("-", "_")
     router.add_api_route(

@@ -68,6 +68,29 @@ def entity_exists(*, session: Session, kind: str | None, id_: str) -> bool:
     return any(session.get(KB_TABLES[k], id_) is not None for k in kinds)
 
 
+class InvalidValue(ValueError):
+    """A field's value is not acceptable (a required field set to null, an oversize alias)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
+
+
+MAX_ALIAS_CHARS = 200  # the same bound the matcher applies (signals.rules.MAX_PHRASE_CHARS)
+
+
+def check_values(*, kind: str, data: dict[str, Any]) -> None:
+    """Raise :class:`InvalidValue` for a null in a required column or an empty or oversize alias."""
+    table = KB_TABLES[kind]
+    for field, value in data.items():
+        column = table.__table__.columns.get(field)
+        if value is None and column is not None and not column.nullable:
+            raise InvalidValue(field, "must not be null")
+    for i, alias in enumerate(data.get("aliases") or []):
+        if not isinstance(alias, str) or not alias.strip() or len(alias) > MAX_ALIAS_CHARS:
+            raise InvalidValue(f"aliases[{i}]", f"must be non-empty text of at most {MAX_ALIAS_CHARS} characters")
+
+
 def check_references(*, session: Session, data: dict[str, Any]) -> None:
     """Raise :class:`UnknownReference` for the first field naming an unknown entity or source."""
     from chipwatch.sources.models import Source
@@ -132,6 +155,7 @@ def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
     data = row_in.model_dump()
     if session.get(table, data["id"]) is not None:
         raise DuplicateId(f"a {kind} row with id {data['id']!r} exists already")
+    check_values(kind=kind, data=data)
     check_references(session=session, data=data)
     row = table(**data)
     session.add(row)
@@ -143,6 +167,7 @@ def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
 def update_row(*, session: Session, kind: str, row: SQLModel, changes_in: SQLModel) -> SQLModel:
     """Apply the fields set in ``changes_in``; raises :class:`UnknownReference`."""
     changes = changes_in.model_dump(exclude_unset=True)
+    check_values(kind=kind, data=changes)
     check_references(session=session, data=changes)
     for key, value in changes.items():
         setattr(row, key, value)

@@ -64,7 +64,7 @@ async def list_signals(
 
     Served from a cache that a write in this process invalidates at once; carries an ETag.
     """
-    after = decode_cursor(cursor)
+    after = decode_cursor(cursor, str)
 
     def build():
         with session_scope(write=False) as session:

@@ -256,6 +256,10 @@ def _render(node: _TrieNode, groups: list[_Phrase], root: bool = False) -> str:
 _Groups = list[tuple[frozenset[Hashable], list[tuple[frozenset[Hashable], int, bool]]]]
 
 
+MAX_PHRASE_CHARS = 200
+"""Longest alias or term, in characters, that matching takes into account."""
+
+
 def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[str], _Groups]:
     """``(pattern over lower-cased text, case-insensitive twin, groups)`` for ``phrases`` as one trie.
 
@@ -263,6 +267,9 @@ def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[s
     implies (a prefix that also matches at that place), its labels, canonical length and wildcard flag.
     """
     root = _TrieNode()
+    # A phrase becomes one nested group per character; names and terms are refused past this length
+    # at the API and in seed files, and skipped here so a stored oversize name can never break matching.
+    phrases = [p for p in phrases if len(p.canon) <= MAX_PHRASE_CHARS]
     for phrase in phrases:
         node = root
         for char in phrase.canon:

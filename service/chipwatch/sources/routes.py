@@ -52,7 +52,7 @@ ITEM_ID_MAX = 2**31 - 1  # items.id is a 32-bit integer on PostgreSQL
 @router.get("/sources", response_model=Page[Source])
 def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = Depends(read_session)):
     """Sources (feeds and seed articles) ordered by id, each with its health fields."""
-    after = decode_cursor(cursor)
+    after = decode_cursor(cursor, str)
     stmt = select(Source).order_by(Source.id).limit(limit + 1)
     if after:
         stmt = stmt.where(Source.id > str(after))

@@ -84,7 +84,7 @@ def list_webhooks(
     limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = Depends(read_session)
 ):
     """Every subscription, oldest first (secrets are never shown)."""
-    rows, last = service.list_webhooks(session=session, limit=limit, after_id=decode_cursor(cursor))
+    rows, last = service.list_webhooks(session=session, limit=limit, after_id=decode_cursor(cursor, str))
     return {"items": [_public(r) for r in rows], "next_cursor": encode_cursor(last) if last else None}
 
 
