@@ -85,3 +85,16 @@ def test_metrics_exposes_the_named_series(client):
         'chipwatch_queue_depth{queue="webhook_deliveries"}',
     ):
         assert name in r.text
+
+
+def _sample(text: str, name: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
+
+
+def test_a_transition_is_counted(client, admin_headers):
+    before = _sample(client.get("/metrics").text, "chipwatch_signal_transitions_total")
+    r = client.post("/v1/signals/jalapeno-price-disclosed/resolve", json={"outcome": "no", "note": "checked"},
+                    headers=admin_headers)
+    assert r.status_code == 200, r.text
+    after = _sample(client.get("/metrics").text, "chipwatch_signal_transitions_total")
+    assert after == before + 1

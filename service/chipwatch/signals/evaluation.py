@@ -43,6 +43,7 @@ from sqlmodel import Session
 from chipwatch.config import get_settings
 from chipwatch.events import emit
 from chipwatch.knowledge.models import Benchmark, Chip, Deployment, Model, Result, Vendor, utcnow
+from chipwatch.metrics import TRANSITIONS
 from chipwatch.signals import state as sm
 from chipwatch.signals.definition import DefinitionError, ItemCondition, SignalDefinition
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
@@ -593,6 +594,7 @@ def _write_move(
     session.add(history)
     session.flush()
     session.refresh(signal)
+    TRANSITIONS.labels(cause=move.cause.split(":")[0], to_status=move.to_status).inc()
     return history
 
 
