@@ -259,7 +259,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sources", type=int, default=2000)
     ap.add_argument("--entries", type=int, default=5, help="items per feed")
-    ap.add_argument("--rounds", type=int, default=3, help="raw/check rounds for the throughput ratio")
+    ap.add_argument("--rounds", type=int, default=5, help="raw/check rounds for the throughput ratio")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--small", type=int, default=10_000, help="stored items for the first scale point")
     ap.add_argument("--large", type=int, default=1_000_000, help="stored items for the second scale point")

@@ -195,7 +195,8 @@ async def check_due(
             in_flight = 0
             while True:
                 if not exhausted and in_flight < ahead:
-                    claimed = await writer.run(_claimer(settings, worker_id, batch))
+                    # Urgent: the fetches wait for this claim, while results can wait for company.
+                    claimed = await writer.run(_claimer(settings, worker_id, batch), urgent=True)
                     exhausted = len(claimed) < batch
                     for snap in claimed:
                         task = asyncio.create_task(check(snap))
