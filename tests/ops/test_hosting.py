@@ -98,3 +98,21 @@ def test_a_transition_is_counted(client, admin_headers):
     assert r.status_code == 200, r.text
     after = _sample(client.get("/metrics").text, "chipwatch_signal_transitions_total")
     assert after == before + 1
+
+
+def test_a_check_is_counted(client, admin_headers, httpserver):
+    rss = ("<?xml version='1.0'?><rss version='2.0'><channel><title>t</title><link>http://x/</link>"
+           "<item><guid>a1</guid><title>Jalapeño ramps up</title><link>http://x/a1</link>"
+           "<pubDate>Mon, 23 Nov 2026 10:00:00 GMT</pubDate></item></channel></rss>")
+    httpserver.expect_request("/metrics-feed.xml").respond_with_data(rss, content_type="application/rss+xml")
+    r = client.post("/v1/sources", json={"url": httpserver.url_for("/metrics-feed.xml"), "name": "Metrics feed",
+                                         "trust": "press"}, headers=admin_headers)
+    assert r.status_code == 201, r.text
+    text = client.get("/metrics").text
+    checks, stored = _sample(text, "chipwatch_source_checks_total"), _sample(text, "chipwatch_items_stored_total")
+    r = client.post(f"/v1/sources/{r.json()['id']}/check", headers=admin_headers)
+    assert r.status_code == 200 and r.json()["status"] == "ok", r.text
+    text = client.get("/metrics").text
+    assert _sample(text, "chipwatch_source_checks_total") == checks + 1
+    assert _sample(text, "chipwatch_items_stored_total") == stored + 1
+    assert "chipwatch_fetch_latency_seconds_count" in text

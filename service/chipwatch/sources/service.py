@@ -43,6 +43,7 @@ from chipwatch import netguard
 from chipwatch.config import Settings, get_settings
 from chipwatch.db import is_postgres, session_scope
 from chipwatch.knowledge.models import Benchmark, Chip, Model, Vendor
+from chipwatch.metrics import CHECKS, FETCH_LATENCY, ITEMS_STORED
 from chipwatch.sources.fetch import FetchResult, fetch_feed
 from chipwatch.sources.models import FEED_KINDS, Item, ItemMention, Source
 from chipwatch.sources.parse import (
@@ -399,14 +400,19 @@ async def refresh_source(
             settings=settings,
         )
 
+    FETCH_LATENCY.observe(fetched.elapsed_s)
     try:
-        return await writer.run(record, source_id=snapshot.id)
+        outcome = await writer.run(record, source_id=snapshot.id)
     except Exception as exc:  # storage must not take the caller down; the failure goes into health
         logger.exception(
             "storing the check of source %s failed", snapshot.id, extra={"source_id": snapshot.id}
         )
         message = f"could not store the check: {type(exc).__name__}: {exc}"
-        return await _record_failure_safely(writer, snapshot, fetched.http_status, message, settings)
+        outcome = await _record_failure_safely(writer, snapshot, fetched.http_status, message, settings)
+    CHECKS.labels(outcome=outcome.status).inc()
+    ITEMS_STORED.labels(change="new").inc(len(outcome.new_item_ids))
+    ITEMS_STORED.labels(change="updated").inc(len(outcome.updated_item_ids))
+    return outcome
 
 
 def _read_snapshot(settings: Settings, source_id: str) -> SourceSnapshot:
