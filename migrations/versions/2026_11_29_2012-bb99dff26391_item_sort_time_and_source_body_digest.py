@@ -29,7 +29,9 @@ def upgrade() -> None:
         batch_op.create_index('ix_items_source_sort', ['source_id', 'sort_at'], unique=False)
 
     with op.batch_alter_table('sources', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('last_body_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True))
+        batch_op.add_column(
+            sa.Column('last_body_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True)
+        )
 
 
 def downgrade() -> None:

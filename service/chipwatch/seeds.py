@@ -226,8 +226,9 @@ KINDS: tuple[_Kind, ...] = (
         Source,
         {"publisher_id": ("vendors",)},
         ("id", *SourceBase.model_fields),
-        # An operator may switch a feed off; a re-seed must not switch it back on.
-        insert_only=frozenset({"enabled"}),
+        # An operator may switch a feed off, a check detects its kind and repeated permanent redirects
+        # rewrite its URL: a re-seed must undo none of these.
+        insert_only=frozenset({"enabled", "kind", "url"}),
     ),
     _kb_kind("vendors", "vendors.schema.json", Vendor, owner_id=("vendors",)),
     _kb_kind("chips", "chips.schema.json", Chip, vendor_id=("vendors",), platform=("chips",)),
