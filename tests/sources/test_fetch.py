@@ -382,16 +382,7 @@ def test_xxe_over_http_never_reads_local_files(httpserver):
 # Servers that misbehave at the socket level
 
 
-@pytest.fixture
-def silent_server() -> Iterator[str]:
-    """A server that accepts TCP connections (via the listen backlog) but never answers."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/feed.xml"
-    finally:
-        sock.close()
+# ``silent_server`` (accepts, never answers) comes from tests/sources/conftest.py.
 
 
 @pytest.fixture
