@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "service"))
 
 from chipwatch.signals.definition import SignalDefinition, validate_definition  # noqa: E402
-from chipwatch.signals.rules import Entity, ItemView, _canonical, _compile_trie, _Phrase, compile_signals  # noqa: E402  # noqa: E402
+from chipwatch.signals.rules import ItemView, compile_signals  # noqa: E402
+from chipwatch.text.entities import Entity  # noqa: E402
+from chipwatch.text.phrases import _compile_trie, _Phrase, canonical  # noqa: E402
 
 SEED = 20260825
 
@@ -274,7 +276,7 @@ def floor_patterns(entities: list[Entity]) -> dict[str, re.Pattern[str]]:
     lower-cased text, which Python's regex engine runs far faster; the stricter floor of the two.
     """
     aliases = sorted({n for e in entities for n in e.names if n}, key=len, reverse=True)
-    phrases = [_Phrase(c, False, {c}) for c in sorted({_canonical(a) for a in aliases} - {""})]
+    phrases = [_Phrase(c, False, {c}) for c in sorted({canonical(a) for a in aliases} - {""})]
     trie, _case_insensitive, _groups = _compile_trie(phrases)
     return {
         "alternation": re.compile("|".join(re.escape(a) for a in aliases), re.IGNORECASE),

@@ -8,9 +8,13 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chipwatch.signals import numbers, rules
+from chipwatch.signals import rules
 from chipwatch.signals.definition import validate_definition
-from chipwatch.signals.rules import CompiledRules, Entity, ItemView, compile_signals
+from chipwatch.signals.rules import CompiledRules, ItemView, compile_signals
+from chipwatch.text import numbers
+from chipwatch.text.entities import Entity
+from chipwatch.text.normalize import _normalize_clusters, map_span, normalize_text, normalize_with_offsets
+from chipwatch.text.phrases import PhraseSet
 
 # Characters that exercise every branch: ASCII, accented Latin (composed and decomposed), fullwidth
 # forms, compatibility signs that expand (㎿), typography, CJK, Hangul, Greek with its final sigma, a
@@ -27,11 +31,11 @@ def _expanded(norm: str, starts, ends):
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=ALPHABET, max_size=40))
 def test_fast_normalisation_equals_the_cluster_path(text: str) -> None:
-    assert _expanded(*numbers.normalize_with_offsets(text)) == _expanded(*numbers._normalize_clusters(text))
+    assert _expanded(*normalize_with_offsets(text)) == _expanded(*_normalize_clusters(text))
 
 
 def test_common_chinese_text_takes_the_identity_path() -> None:
-    norm, starts, ends = numbers.normalize_with_offsets("墨西哥辣椒部署达到１００兆瓦，正式投运（上线）")
+    norm, starts, ends = normalize_with_offsets("墨西哥辣椒部署达到１００兆瓦，正式投运（上线）")
     assert norm == "墨西哥辣椒部署达到100兆瓦,正式投运(上线)" and starts is ends is None
 
 
@@ -51,8 +55,8 @@ PHRASES = [
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="jalpeñoJALPEÑOvr ubinRUBIN-gb30nvl72墨西哥辣椒İıIiσςΣgmaGMA.", max_size=40))
 def test_lower_cased_scan_equals_a_case_insensitive_one(text: str) -> None:
-    phrase_set = rules._PhraseSet([(p, False, p) for p in PHRASES])
-    norm = numbers.normalize_text(text)
+    phrase_set = PhraseSet([(p, False, p) for p in PHRASES])
+    norm = normalize_text(text)
     found = phrase_set.scan(norm)
     # The reference: the same patterns, case-insensitive, over the text as it is.
     reference: dict = {}
@@ -65,11 +69,11 @@ def test_lower_cased_scan_equals_a_case_insensitive_one(text: str) -> None:
 
 
 def test_final_sigma_and_dotless_i_match_as_a_case_insensitive_regex_would() -> None:
-    phrase_set = rules._PhraseSet([("ΣΟΦΙΑ", False, "sofia"), ("Iris", False, "iris")])
+    phrase_set = PhraseSet([("ΣΟΦΙΑ", False, "sofia"), ("Iris", False, "iris")])
     assert set(phrase_set.scan("η σοφιας")) == set()  # a longer word is not the name
     assert set(phrase_set.scan("Σοφιa ΣΟΦΊΑ σοφια")) >= {"sofia"}
     assert set(phrase_set.scan("ıris")) == {"iris"}
-    assert set(rules._PhraseSet([("ας", False, "x")]).scan("ΑΣ")) == {"x"}
+    assert set(PhraseSet([("ας", False, "x")]).scan("ΑΣ")) == {"x"}
 
 
 ENTITIES = [
@@ -113,13 +117,13 @@ def _definitions() -> list:
 def _every_rule(compiled: CompiledRules, item: ItemView) -> list:
     """The plain way: scan everything and check every rule."""
     text = f"{item.title}\n{item.text}"
-    norm, starts, ends = numbers.normalize_with_offsets(text)
+    norm, starts, ends = normalize_with_offsets(text)
     mentioned = compiled._entities.scan_normalized(norm)
     found_terms = compiled._terms.scan(norm)
     quantities = numbers.extract_from_normalized(norm)
 
     def shown(span):
-        a, b = numbers.map_span(span, starts, ends)
+        a, b = map_span(span, starts, ends)
         return text[a:b]
 
     out = []

@@ -9,12 +9,12 @@ import pytest
 
 from chipwatch.paths import SCHEMA_DIR
 from chipwatch.signals.definition import NumberBound, Unit
-from chipwatch.signals.numbers import (
+from chipwatch.text.normalize import normalize_text
+from chipwatch.text.numbers import (
     BOUND_UNITS,
     Quantity,
     convert,
     extract_quantities,
-    normalize_text,
     quantity_matches,
 )
 

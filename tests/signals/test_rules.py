@@ -19,16 +19,10 @@ from chipwatch.signals.definition import (
     validate_definition,
     validate_signals_document,
 )
-from chipwatch.signals.rules import (
-    CompiledRules,
-    Entity,
-    EntityMatcher,
-    FactView,
-    ItemView,
-    Match,
-    Mention,
-    compile_signals,
-)
+from chipwatch.signals.rules import CompiledRules, FactView, ItemView, Match, compile_signals
+from chipwatch.text.entities import Entity, EntityMatcher, Mention
+from chipwatch.text.normalize import normalize_text
+from chipwatch.text.phrases import PhraseSet, canonical
 
 # Names and aliases as SEED_FACTS.md gives them.
 ENTITIES = [
@@ -274,13 +268,13 @@ TEXTS = [
 def test_combined_scan_equals_searching_each_term_alone(text: str) -> None:
     """Phrases inside longer phrases are still found: one pattern, same answer as one search per term."""
     rules_ = compiled({"item": {"terms_any": TERMS}})
-    found = rules_._terms.scan(rules.normalize_text(text))
+    found = rules_._terms.scan(normalize_text(text))
     combined = sorted({key for key in found}, key=str)
     alone = []
     for term in TERMS:
         written, key = rules._term_key(term)
-        single = rules._PhraseSet([(key[0], key[1], key)])
-        if single.scan(rules.normalize_text(text)):
+        single = PhraseSet([(key[0], key[1], key)])
+        if single.scan(normalize_text(text)):
             alone.append(key)
     assert combined == sorted(set(alone), key=str)
 
@@ -296,18 +290,18 @@ def test_combined_pattern_agrees_with_one_pattern_per_phrase(
     phrases: list[tuple[str, bool]], text: str
 ) -> None:
     """Same phrases found, at the same spans, as when every phrase is searched on its own."""
-    items = [(p, wild, (rules._canonical(p), wild)) for p, wild in phrases if rules._canonical(p)]
-    norm = rules.normalize_text(text)
-    combined = rules._PhraseSet(items).scan(norm)
+    items = [(p, wild, (canonical(p), wild)) for p, wild in phrases if canonical(p)]
+    norm = normalize_text(text)
+    combined = PhraseSet(items).scan(norm)
     alone: dict = {}
     for entry in items:
-        alone.update(rules._PhraseSet([entry]).scan(norm))
+        alone.update(PhraseSet([entry]).scan(norm))
     assert combined == alone
 
 
 def test_nested_terms_are_all_found() -> None:
     rules_ = compiled({"item": {"terms_any": TERMS}})
-    found = rules_._terms.scan(rules.normalize_text("SemiAnalysis independently reproduced it"))
+    found = rules_._terms.scan(normalize_text("SemiAnalysis independently reproduced it"))
     assert set(found) == {("independently reproduced", False), ("reproduced", False), ("reproduc", True)}
 
 
