@@ -14,7 +14,7 @@ those beyond the sending slots wait in memory, which keeps the slots busy while 
 one round serve many attempts.  A queued claim that would not finish within its lease is released
 unsent rather than risk a second worker sending it at the same time.
 
-A round starts when an event commits in this process (``chipwatch.events.add_waker``), when part of
+A round starts when an event commits in this process (``chipwatch.outbox.emit.add_waker``), when part of
 the claim window has been sent, when the next retry falls due, and at least every ``poll_interval_s``
 (events written by other processes, lapsed claims).
 """
@@ -33,10 +33,11 @@ from datetime import UTC, datetime
 
 import httpx
 
-from chipwatch import events, metrics
+from chipwatch import metrics
 from chipwatch.config import Settings
 from chipwatch.db import session_scope
 from chipwatch.netguard import BlockedAddressError, GuardedTransport, HostResolutionError
+from chipwatch.outbox import emit as outbox_emit
 from chipwatch.webhooks import service, signing
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ class Dispatcher:
         await self.open()
         self._stopping = False
         # Called from whichever thread committed; wake() hands over to the dispatcher's loop.
-        self._remove_waker = events.add_waker(self.wake)
+        self._remove_waker = outbox_emit.add_waker(self.wake)
         self._runner = asyncio.create_task(self._run_forever(), name="webhooks.dispatcher")
         _active.add(self)
         log.info("webhook dispatcher started", extra={"worker_id": self.worker_id})

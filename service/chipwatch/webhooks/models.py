@@ -1,39 +1,15 @@
-"""Event outbox, webhook endpoints, deliveries and delivery attempts."""
+"""Webhook endpoints, deliveries and delivery attempts (the event outbox is ``chipwatch.outbox``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import JSON, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from chipwatch.knowledge.models import utcnow
+from chipwatch.outbox.models import EVENT_TYPES, Event  # noqa: F401  (until importers use chipwatch.outbox)
 from chipwatch.types import UTCDateTime
-
-EVENT_TYPES = (
-    "signal.status_changed",
-    "signal.evidence_added",
-    "signal.deadline_approaching",
-    "source.health_changed",
-    "webhook.test",
-)
-
-
-class Event(SQLModel, table=True):
-    """An outbox row, written in the same transaction as the change it announces."""
-
-    __tablename__ = "events"
-    __table_args__ = (Index("ix_events_undispatched", "dispatched", "id"),)
-
-    id: int | None = Field(default=None, primary_key=True)
-    msg_id: str = Field(max_length=64, unique=True, description="webhook-id, stable across retries")
-    type: str = Field(max_length=64, index=True)
-    signal_id: str | None = Field(default=None, max_length=64, index=True)
-    source_id: str | None = Field(default=None, max_length=64)
-    data: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    dispatched: bool = Field(default=False, description="fanned out into deliveries")
 
 
 class Webhook(SQLModel, table=True):

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from chipwatch.api import Page
-from chipwatch.webhooks.models import EVENT_TYPES
+from chipwatch.outbox.models import EVENT_TYPES
 
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]

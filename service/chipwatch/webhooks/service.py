@@ -27,10 +27,11 @@ from sqlmodel import Session
 
 from chipwatch.config import Settings
 from chipwatch.db import is_postgres
-from chipwatch.events import emit
 from chipwatch.netguard import BlockedAddressError, HostResolutionError, check_url, split_url
+from chipwatch.outbox.emit import emit
+from chipwatch.outbox.models import EVENT_TYPES, Event
 from chipwatch.webhooks import signing
-from chipwatch.webhooks.models import EVENT_TYPES, Delivery, DeliveryAttempt, Event, Webhook
+from chipwatch.webhooks.models import Delivery, DeliveryAttempt, Webhook
 from chipwatch.webhooks.schemas import DEFAULT_EVENT_TYPES, WebhookCreate, WebhookUpdate
 
 log = logging.getLogger(__name__)

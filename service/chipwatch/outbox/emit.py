@@ -1,0 +1,79 @@
+"""Write an event row in the transaction that caused it; wake in-process consumers on commit.
+
+Producers (signal transitions, new evidence, source health changes) call :func:`emit` inside their
+transaction.  The row commits or rolls back with the change it announces, so a crash can never lose an
+event nor announce a change that did not happen.  After a commit that emitted events, every waker
+registered with :func:`add_waker` is called, so an in-process dispatcher sends them at once instead of
+waiting for its timer.  The session hooks that do this are installed by the first :func:`add_waker`
+call, not on import.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import event as sa_event
+from sqlmodel import Session
+
+from chipwatch.outbox.models import EVENT_TYPES, Event
+
+_wakers: list[Callable[[], None]] = []
+_wakers_lock = threading.Lock()
+_PENDING_KEY = "chipwatch_events_pending"
+
+
+def new_msg_id() -> str:
+    """A Standard Webhooks message id (``msg_`` + 32 hex chars), stable across retries."""
+    return "msg_" + uuid.uuid4().hex
+
+
+def emit(
+    session: Session,
+    type_: str,
+    data: dict[str, Any],
+    *,
+    signal_id: str | None = None,
+    source_id: str | None = None,
+) -> Event:
+    """Add an outbox row to ``session``'s transaction and return it (flushed, so it has an id).
+
+    Raises ``ValueError`` for an event type not in :data:`~chipwatch.outbox.models.EVENT_TYPES`.
+    """
+    if type_ not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type_!r}; expected one of {EVENT_TYPES}")
+    row = Event(msg_id=new_msg_id(), type=type_, data=data, signal_id=signal_id, source_id=source_id)
+    session.add(row)
+    session.flush()
+    session.info[_PENDING_KEY] = True
+    return row
+
+
+def add_waker(fn: Callable[[], None]) -> Callable[[], None]:
+    """Call ``fn`` (from any thread) after each commit that wrote events; returns a remover."""
+    with _wakers_lock:
+        if not sa_event.contains(Session, "after_commit", _after_commit):
+            sa_event.listen(Session, "after_commit", _after_commit)
+            sa_event.listen(Session, "after_rollback", _after_rollback)
+        _wakers.append(fn)
+
+    def remove() -> None:
+        with _wakers_lock:
+            if fn in _wakers:
+                _wakers.remove(fn)
+
+    return remove
+
+
+def _after_commit(session: Session) -> None:
+    if session.info.pop(_PENDING_KEY, False):
+        with _wakers_lock:
+            wakers = list(_wakers)
+        for fn in wakers:
+            fn()
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(_PENDING_KEY, None)
