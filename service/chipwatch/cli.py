@@ -45,7 +45,7 @@ def _seed() -> None:
 def init() -> None:
     """Migrate the database to head and load seed_data/ (idempotent); prints a new admin token once."""
     _setup_logging()
-    from chipwatch.auth import ensure_admin_token
+    from chipwatch.kit.auth import ensure_admin_token
     from chipwatch.migrate import upgrade_to_head
 
     settings = get_settings()

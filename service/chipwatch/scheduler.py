@@ -2,43 +2,25 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from chipwatch.config import Settings
+from chipwatch.kit.jobs import Job
 
 log = logging.getLogger("chipwatch.scheduler")
-JOB_MODULES = ("chipwatch.sources.jobs", "chipwatch.signals.jobs", "chipwatch.webhooks.jobs")
-
-
-@dataclass(frozen=True)
-class Job:
-    """A scheduled entry point with a stable dotted id (``sources.check_due``)."""
-
-    id: str
-    func: Callable[[Settings], Awaitable[object]]
-    interval_s: float
-    run_at_start: bool = False
-    description: str = ""
 
 
 def collect_jobs() -> list[Job]:
-    """Every domain's ``JOBS`` list; a domain without a jobs module contributes none."""
-    jobs: list[Job] = []
-    for name in JOB_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        jobs.extend(getattr(module, "JOBS", []))
-    return jobs
+    """Every domain's declared jobs (``JOBS`` of each ``jobs`` module), named here one by one."""
+    from chipwatch.signals.jobs import JOBS as signal_jobs
+    from chipwatch.sources.jobs import JOBS as source_jobs
+    from chipwatch.webhooks.jobs import JOBS as webhook_jobs
+
+    return [*source_jobs, *signal_jobs, *webhook_jobs]
 
 
 class RunningScheduler:

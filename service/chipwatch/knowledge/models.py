@@ -8,24 +8,19 @@ Ranges ("1.5x to 1.9x") keep ``value_min`` and ``value_max``; ``value`` then hol
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Any, Literal
 
 from sqlalchemy import JSON, Float, String, Text
 from sqlmodel import Field, SQLModel
 
-Verification = Literal["vendor_reported", "witnessed", "independent"]
+from chipwatch.kit.time import utcnow  # noqa: F401  (imported from here until every domain uses the kit)
+from chipwatch.vocab.entities import EntityKind
+from chipwatch.vocab.slugs import SLUG
+from chipwatch.vocab.verification import Verification
+
 DatePrecision = Literal["day", "month", "quarter", "year"]
 Comparator = Literal["eq", "approx", "gt", "gte", "lt", "lte", "range"]
-SLUG = r"^[a-z0-9][a-z0-9-]{0,63}$"
-VERIFICATION_LEVELS: tuple[str, ...] = ("vendor_reported", "witnessed", "independent")
-
-
-def utcnow() -> datetime:
-    """Timezone-aware current time in UTC."""
-    from datetime import UTC
-
-    return datetime.now(UTC)
 
 
 class Provenance(SQLModel):
@@ -216,6 +211,14 @@ KB_TABLES: dict[str, type[SQLModel]] = {
     "claims": Claim,
 }
 """API path segment -> table model, in dependency order (a seed load upserts in this order)."""
+
+ENTITY_TABLES: dict[EntityKind, type[SQLModel]] = {
+    "vendor": Vendor,
+    "chip": Chip,
+    "model": Model,
+    "benchmark": Benchmark,
+}
+"""Entity kind -> table of the named entities whose aliases drive mention matching, in matching order."""
 
 
 # ---------------------------------------------------------------- API models (Create / Update / Public)

@@ -1,0 +1,81 @@
+"""Bearer tokens: the admin token (configured, or generated once into the data directory), the optional
+read token, and the request dependencies that check them."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from fastapi import Depends, Request
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from chipwatch.config import Settings, get_settings
+
+TOKEN_FILE = "admin_token"
+
+
+def token_path(settings: Settings) -> Path:
+    """Where a generated admin token is kept: ``<data_dir>/admin_token`` (mode 0600)."""
+    return settings.data_dir / TOKEN_FILE
+
+
+def admin_token(settings: Settings) -> str | None:
+    """The admin token in force: the setting, else the generated file's content, else None."""
+    if settings.admin_token:
+        return settings.admin_token
+    try:
+        return token_path(settings).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def ensure_admin_token(settings: Settings) -> str | None:
+    """Generate and store a token (mode 0600) when none is configured; return it only if new.
+
+    The caller prints a returned token once; it is never logged.
+    """
+    if settings.admin_token or admin_token(settings):
+        return None
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    token = "cw_" + secrets.token_urlsafe(32)
+    fd = os.open(token_path(settings), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, or None."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def _same(token: str, expected: str | None) -> bool:
+    return expected is not None and hmac.compare_digest(token.encode(), expected.encode())
+
+
+def may_read(settings: Settings, token: str | None) -> bool:
+    """True when reads are open (no ``CHIPWATCH_READ_TOKEN``) or ``token`` is the read or admin token."""
+    if not settings.read_token:
+        return True
+    return token is not None and (_same(token, settings.read_token) or _same(token, admin_token(settings)))
+
+
+async def require_admin(request: Request) -> None:
+    """Writes need ``Authorization: Bearer <admin token>``; 401 otherwise."""
+    token = bearer_token(request.headers.get("authorization"))
+    if token is None or not _same(token, admin_token(get_settings())):
+        raise StarletteHTTPException(401, "admin token required", headers={"WWW-Authenticate": "Bearer"})
+
+
+async def require_reader(request: Request) -> None:
+    """Reads are open unless ``CHIPWATCH_READ_TOKEN`` is set; then the read or admin token is needed."""
+    if not may_read(get_settings(), bearer_token(request.headers.get("authorization"))):
+        raise StarletteHTTPException(401, "read token required", headers={"WWW-Authenticate": "Bearer"})
+
+
+AdminDep = Depends(require_admin)
+ReaderDep = Depends(require_reader)

@@ -1,0 +1,150 @@
+"""Keyset pagination: ``{"items": [...], "next_cursor": ...}`` pages over a sort key that is unique.
+
+A cursor is the sort key of the last row of the previous page, base64url-encoded JSON; it is opaque to
+clients. :func:`keyset_page` is the one way a list is paged: it adds the "after the cursor" condition,
+orders, fetches ``limit + 1`` rows to learn whether another page follows, and encodes the next cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from fastapi import Query
+from pydantic import BaseModel
+from sqlalchemy import and_, or_
+from sqlalchemy.sql import Select
+from sqlmodel import Session
+
+from chipwatch.kit.errors import invalid
+
+T = TypeVar("T")
+MAX_LIMIT = 500
+MALFORMED = "malformed cursor; pass back the next_cursor of a previous page"
+
+LimitQ = Query(50, ge=1, le=MAX_LIMIT, description="page size")
+CursorQ = Query(None, max_length=512, description="next_cursor of the previous page")
+
+
+class Page(BaseModel, Generic[T]):
+    """A list answer: ``items`` and an opaque ``next_cursor`` (null on the last page)."""
+
+    items: list[T]
+    next_cursor: str | None = None
+
+
+def encode_cursor(key: Any) -> str:
+    """Opaque keyset cursor for the last row's sort key (a JSON value; datetimes as ISO text)."""
+    return base64.urlsafe_b64encode(json.dumps(key, default=str).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, expect: type | tuple[type, ...] = (str, int, list)) -> Any:
+    """The sort key a cursor names (of type ``expect``), None for no cursor.
+
+    Raises a 422 :class:`~chipwatch.kit.errors.ApiError` naming ``cursor`` when it is malformed.
+    """
+    if cursor is None:
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        key = json.loads(base64.urlsafe_b64decode(padded.encode()).decode())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise invalid("cursor", MALFORMED) from exc
+    if not isinstance(key, expect) or isinstance(key, bool) or key in ("", []):
+        raise invalid("cursor", MALFORMED)
+    return key
+
+
+def _python_type(column: Any) -> type:
+    try:
+        return column.type.python_type
+    except NotImplementedError:  # pragma: no cover - every key column is a plain type
+        return str
+
+
+def _key_value(raw: Any, kind: type) -> Any:
+    """One cursor component back as the column's type; ValueError when it does not fit."""
+    if kind is datetime:
+        if not isinstance(raw, str):
+            raise ValueError(raw)
+        moment = datetime.fromisoformat(raw)
+        if moment.tzinfo is None:
+            raise ValueError(raw)
+        return moment
+    if kind is int:
+        if not isinstance(raw, int) or isinstance(raw, bool):
+            raise ValueError(raw)
+        return raw
+    if not isinstance(raw, str) or not raw:
+        raise ValueError(raw)
+    return raw
+
+
+def cursor_key(cursor: str | None, keys: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The sort key a cursor holds, one value per column of ``keys`` in that column's Python type.
+
+    A one-column key is encoded as a bare value, a longer one as a list. Raises a 422 naming
+    ``cursor`` when the cursor does not decode to such a key.
+    """
+    raw = decode_cursor(cursor)
+    if raw is None:
+        return None
+    parts = [raw] if len(keys) == 1 else raw
+    if not isinstance(parts, list) or len(parts) != len(keys):
+        raise invalid("cursor", MALFORMED)
+    try:
+        return tuple(_key_value(p, _python_type(k)) for p, k in zip(parts, keys, strict=True))
+    except (TypeError, ValueError) as exc:
+        raise invalid("cursor", MALFORMED) from exc
+
+
+def _after(keys: Sequence[Any], values: Sequence[Any], descending: bool) -> Any:
+    """Rows strictly past ``values`` in key order, written as an OR of prefixes so an index on the
+    key columns serves it on SQLite and PostgreSQL alike."""
+    terms = []
+    for i, column in enumerate(keys):
+        step = column < values[i] if descending else column > values[i]
+        terms.append(and_(*(keys[j] == values[j] for j in range(i)), step))
+    return or_(*terms)
+
+
+def _default_row_key(keys: Sequence[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    names = [k.key for k in keys]
+    return lambda row: tuple(getattr(row, n) for n in names)
+
+
+def keyset_page(
+    session: Session,
+    stmt: Select,
+    *,
+    keys: Sequence[Any],
+    cursor: str | None,
+    limit: int,
+    descending: bool = False,
+    row_key: Callable[[Any], Sequence[Any]] | None = None,
+) -> tuple[list[Any], str | None]:
+    """One page of ``stmt`` ordered by ``keys`` (columns whose values together are unique).
+
+    Returns ``(rows, next_cursor)``: at most ``limit`` rows and the cursor of the next page, or None
+    on the last page. ``stmt`` selects one entity (rows are its objects) or several columns/entities
+    (rows are :class:`~sqlalchemy.Row`); ``row_key`` reads a row's key values when they are not
+    attributes named like the key columns. ``descending`` orders every key column from high to low.
+    Raises a 422 :class:`~chipwatch.kit.errors.ApiError` naming ``cursor`` when it is malformed.
+    """
+    after = cursor_key(cursor, keys)
+    if after is not None:
+        stmt = stmt.where(_after(keys, after, descending))
+    stmt = stmt.order_by(*(k.desc() if descending else k.asc() for k in keys)).limit(limit + 1)
+    if len(stmt.column_descriptions) == 1:
+        rows = list(session.scalars(stmt))
+    else:
+        rows = list(session.execute(stmt).all())
+    if len(rows) <= limit:
+        return rows, None
+    rows = rows[:limit]
+    values = list((row_key or _default_row_key(keys))(rows[-1]))
+    last = [v.isoformat() if isinstance(v, datetime) else v for v in values]
+    return rows, encode_cursor(last[0] if len(keys) == 1 else last)
