@@ -1,0 +1,188 @@
+"""MLPerf Inference ``summary_results.json`` (v4.1 and v5.1 layouts) -> benchmark result records.
+
+The file is a JSON array with one object per (submission, model, scenario). MLPerf's ``ID`` names the
+submission (one system), so the row key is ``<ID>/<Model>/<Scenario>``; ``Details`` is the row's link.
+``a#`` is accelerators per node (an int, a float or a string, blank for CPU-only systems); the system's
+accelerator count is ``a#`` times ``Nodes``, and a mixed ``Accelerator`` field (``A (x32), B (x16)``)
+gives each part its own count. ``Power_Result`` is system power in watts, or energy per query in
+millijoules for the latency scenarios; both are kept apart.
+
+Verification by rule (MLCommons' review process): a closed-division result of an available system was
+peer reviewed by the other submitters, so it is ``witnessed``; open-division and preview results are
+``vendor_reported``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from chipwatch.datasets.hardware_names import HardwarePart, split_hardware
+from chipwatch.datasets.records import ParseResult, Record, RowIssue
+from chipwatch.datasets.rows import Cells, Collector, RowRejected
+from chipwatch.datasets.tables import json_records
+
+KIND = "mlperf-inference-summary"
+
+REQUIRED_FIELDS = (
+    "ID", "Submitter", "Category", "System", "Model", "Scenario", "Accelerator", "Nodes",
+    "Performance_Result", "Performance_Units",
+)
+
+METRICS: dict[str, str] = {
+    "tokens/s": "tokens_per_s",
+    "samples/s": "samples_per_s",
+    "queries/s": "queries_per_s",
+    "latency (ms)": "latency_ms",
+}
+"""``Performance_Units`` (casefolded) -> metric name; a unit not listed leaves the metric unknown."""
+
+_ACCURACY_TARGET = re.compile(r"-(99(?:\.9+)?)$")
+_ACCURACY_PAIR = re.compile(r"([A-Za-z][\w%]*)\s*:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MlperfResult(Record):
+    """One MLPerf Inference result row.
+
+    ``division`` is ``closed`` | ``open``; ``category`` is MLPerf's suite (``datacenter`` | ``edge``);
+    ``availability`` is ``available`` | ``preview`` | ``rdi``. ``value`` is in ``unit`` (``Tokens/s``,
+    ``Samples/s``, ``Queries/s`` or ``Latency (ms)``) and ``metric`` names it. ``accelerators`` lists
+    the accelerator parts with their total counts (empty for a system without accelerators).
+    ``accuracy_target_pct`` is the share of reference accuracy the model variant must reach (99.0 for
+    ``llama2-70b-99``, 99.9 for ``-99.9``), None when the model name sets none; ``accuracy`` holds the
+    achieved metrics. ``power_w`` is average system power; ``energy_per_query_mj`` the latency
+    scenarios' energy figure.
+    """
+
+    mlperf_id: str
+    round: str | None = None
+    submitter: str
+    division: str | None = None
+    category: str | None = None
+    availability: str | None = None
+    system: str | None = None
+    platform: str | None = None
+    model: str
+    model_used: str | None = None
+    scenario: str
+    metric: str | None = None
+    value: float
+    unit: str | None = None
+    accelerator: str | None = None
+    accelerators_per_node: int | None = None
+    nodes: int | None = None
+    accelerator_count: int | None = None
+    accelerators: tuple[HardwarePart, ...] = ()
+    host_processor: str | None = None
+    host_processors_per_node: int | None = None
+    host_processor_core_count: int | None = None
+    software: str | None = None
+    operating_system: str | None = None
+    weight_data_types: str | None = None
+    accuracy_target_pct: float | None = None
+    accuracy: dict[str, float] = field(default_factory=dict)
+    accuracy_text: str | None = None
+    power_w: float | None = None
+    energy_per_query_mj: float | None = None
+    inferred: bool | None = None
+    notes: str | None = None
+    code_link: str | None = None
+    location: str | None = None
+    audit_id: str | None = None
+    verification: str
+
+
+def accuracy_target_pct(model: str) -> float | None:
+    """The accuracy target an MLPerf model name sets (``llama2-70b-99.9`` -> 99.9), else None."""
+    match = _ACCURACY_TARGET.search(model.strip())
+    return float(match[1]) if match else None
+
+
+def accuracy_metrics(text: str | None) -> dict[str, float]:
+    """``ROUGE1: 44.45  ROUGE2: 22.04`` -> ``{"ROUGE1": 44.45, "ROUGE2": 22.04}``."""
+    return {name: float(value) for name, value in _ACCURACY_PAIR.findall(text or "")}
+
+
+def verification_for(division: str | None, availability: str | None) -> str:
+    """``witnessed`` for a closed-division result of an available system, else ``vendor_reported``."""
+    if (division or "").casefold() == "closed" and (availability or "").casefold() == "available":
+        return "witnessed"
+    return "vendor_reported"
+
+
+def _power(cells: Cells) -> tuple[float | None, float | None]:
+    figure = cells.number("Power_Result")
+    units = (cells.text("Power_Units") or "").casefold()
+    if figure is None:
+        return None, None
+    if units in ("watts", "w"):
+        return figure, None
+    if units in ("millijoules", "mj"):
+        return None, figure
+    cells.warnings.append(RowIssue(cells.row, f"Power_Units: {units!r} is not a known unit; power unknown"))
+    return None, None
+
+
+def _accelerators(
+    cells: Cells,
+) -> tuple[str | None, int | None, int | None, int | None, tuple[HardwarePart, ...]]:
+    accelerator = cells.text("Accelerator")
+    per_node = cells.integer("a#")
+    nodes = cells.integer("Nodes")
+    if accelerator is None:
+        return None, per_node, nodes, None, ()
+    total = per_node * nodes if per_node is not None and nodes is not None else None
+    parts = split_hardware(accelerator, count=total)
+    if len(parts) > 1 and all(part.count is not None for part in parts):
+        total = sum(part.count or 0 for part in parts)
+    return accelerator, per_node, nodes, total, parts
+
+
+def _result(cells: Cells) -> MlperfResult:
+    mlperf_id, model, scenario = cells.required("ID"), cells.required("Model"), cells.required("Scenario")
+    value = cells.number("Performance_Result")
+    if value is None:
+        raise RowRejected("Performance_Result is blank or not a number")
+    unit = cells.text("Performance_Units")
+    accelerator, per_node, nodes, total, parts = _accelerators(cells)
+    power_w, energy_mj = _power(cells)
+    division, availability = cells.text("Category"), cells.text("Availability")
+    return MlperfResult(
+        row=cells.row, row_key=f"{mlperf_id}/{model}/{scenario}", link=cells.text("Details"),
+        mlperf_id=mlperf_id, round=cells.text("version"), submitter=cells.required("Submitter"),
+        division=division, category=cells.text("Suite"), availability=availability,
+        system=cells.text("System"), platform=cells.text("Platform"),
+        model=model, model_used=cells.text("UsedModel"), scenario=scenario,
+        metric=METRICS.get((unit or "").casefold()), value=value, unit=unit,
+        accelerator=accelerator, accelerators_per_node=per_node, nodes=nodes, accelerator_count=total,
+        accelerators=parts, host_processor=cells.text("Processor"),
+        host_processors_per_node=cells.integer("host_processors_per_node"),
+        host_processor_core_count=cells.integer("host_processor_core_count"),
+        software=cells.text("Software"), operating_system=cells.text("operating_system"),
+        weight_data_types=cells.text("weight_data_types"),
+        accuracy_target_pct=accuracy_target_pct(model), accuracy=accuracy_metrics(cells.text("Accuracy")),
+        accuracy_text=cells.text("Accuracy"), power_w=power_w, energy_per_query_mj=energy_mj,
+        inferred=cells.flag("inferred"), notes=cells.text("Notes"), code_link=cells.text("Code"),
+        location=cells.text("Location"), audit_id=cells.text("Unique ID (e.g. for Audit)"),
+        verification=verification_for(division, availability),
+    )
+
+
+def parse_summary_results(data: bytes | str) -> ParseResult[MlperfResult]:
+    """Benchmark results from an MLPerf Inference ``summary_results.json``.
+
+    Returns a ParseResult of :class:`MlperfResult` keyed by ``<ID>/<Model>/<Scenario>``; an element that
+    is not an object, or lacks its ID, model, scenario, submitter or a numeric result, is an error with
+    its 1-based position. Raises DatasetFormatError naming the missing fields when the document is not
+    such an array.
+    """
+    elements: list[Any] = json_records(data, kind=KIND, required=REQUIRED_FIELDS)
+    collector: Collector[MlperfResult] = Collector(KIND)
+    for position, element in enumerate(elements, start=1):
+        if not isinstance(element, dict):
+            collector.reject(position, f"expected an object, found a {type(element).__name__}")
+            continue
+        collector.add(Cells(element, position), _result)
+    return collector.result()

@@ -1,0 +1,200 @@
+"""Reading one row's cells with warnings, collecting a file's records, and folding duplicate rows.
+
+A parser reads each row through :class:`Cells`: an unreadable cell becomes None plus a warning naming
+the column as the file spells it, and a missing required value raises :class:`RowRejected`, which the
+:class:`Collector` records as the row's error. Nothing here raises for a bad row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from typing import Any, Generic, Literal
+
+import orjson
+
+from chipwatch.datasets import values
+from chipwatch.datasets.records import (
+    Duplicate,
+    ParseResult,
+    PartialDate,
+    R,
+    Record,
+    RowIssue,
+    fact_fields,
+)
+
+OnConflict = Literal["error", "digest"]
+
+
+class RowRejected(Exception):
+    """The row cannot become a record; the message is the reason reported with its row number."""
+
+
+@dataclass(slots=True)
+class Cells:
+    """One row's raw values by canonical column name, with the file's own header for messages.
+
+    ``labels`` maps a canonical name to the header the file used; a name the file lacks reads as blank.
+    """
+
+    values: Mapping[str, Any]
+    row: int
+    line: int | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    warnings: list[RowIssue] = field(default_factory=list)
+
+    def raw(self, name: str) -> Any:
+        """The value as the file holds it, None when the column is absent."""
+        return self.values.get(name)
+
+    def _read(self, name: str, reader: Callable[[Any], Any]) -> Any:
+        try:
+            return reader(self.values.get(name))
+        except values.CellError as exc:
+            label = self.labels.get(name, name)
+            self.warnings.append(RowIssue(self.row, f"{label}: {exc}; read as unknown", self.line))
+            return None
+
+    def text(self, name: str) -> str | None:
+        """Stripped text, None when blank."""
+        return values.text(self.values.get(name))
+
+    def required(self, name: str) -> str:
+        """Stripped text that must be there; raises RowRejected naming the column when blank."""
+        result = values.text(self.values.get(name))
+        if result is None:
+            raise RowRejected(f"no {self.labels.get(name, name)}")
+        return result
+
+    def number(self, name: str, *, minimum: float | None = 0.0) -> float | None:
+        """A finite number or None (blank or unreadable, the latter warned)."""
+        return self._read(name, lambda value: values.number(value, minimum=minimum))
+
+    def integer(self, name: str) -> int | None:
+        """A whole non-negative number or None (blank or unreadable, the latter warned)."""
+        return self._read(name, values.integer)
+
+    def partial_date(self, name: str) -> PartialDate | None:
+        """A date with its precision or None (blank or unreadable, the latter warned)."""
+        return self._read(name, values.partial_date)
+
+    def day(self, name: str) -> date | None:
+        """A full date or None (blank, unreadable or less precise than a day, the latter warned)."""
+        return self._read(name, values.day)
+
+    def timestamp(self, name: str) -> datetime | None:
+        """An aware datetime or None (blank or unreadable, the latter warned)."""
+        return self._read(name, values.timestamp)
+
+    def byte_size(self, name: str) -> int | None:
+        """Bytes or None (blank or unreadable, the latter warned)."""
+        return self._read(name, values.byte_size)
+
+    def flag(self, name: str) -> bool | None:
+        """True, False or None (blank, undecided or unreadable, the latter warned)."""
+        return self._read(name, values.flag)
+
+    def choice(self, name: str, mapping: Mapping[str, str]) -> str | None:
+        """The vocabulary word ``mapping`` gives for the cell's casefolded text; None when blank or
+        not in ``mapping`` (warned: an unknown status is unknown, not the nearest known one)."""
+        raw = self.text(name)
+        if raw is None:
+            return None
+        result = mapping.get(raw.casefold())
+        if result is None:
+            label = self.labels.get(name, name)
+            self.warnings.append(RowIssue(self.row, f"{label}: {raw[:40]!r} is not a known value", self.line))
+        return result
+
+    def links(self, name: str) -> tuple[str, ...]:
+        """Every URL in the cell."""
+        return values.links(self.values.get(name))
+
+
+def content_digest(record: Record) -> str:
+    """Hex SHA-256 of the record's stated content (:func:`fact_fields`), independent of its position."""
+    encoded = orjson.dumps(fact_fields(record), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(encoded).hexdigest()
+
+
+@dataclass(slots=True)
+class Collector(Generic[R]):
+    """Gathers one file's records, errors and warnings, and folds duplicates into a ParseResult.
+
+    ``on_conflict`` says what a second row with an existing key but different content is: ``error``
+    (reported and skipped, the first row stands) or ``digest`` (both are kept, every row sharing that
+    key gets ``"<key> #<first 8 hex digits of its content digest>"``; for datasets that publish
+    anonymous rows under one shared name and give them no other identity).
+    """
+
+    kind: str
+    on_conflict: OnConflict = "error"
+    records: list[R] = field(default_factory=list)
+    errors: list[RowIssue] = field(default_factory=list)
+    warnings: list[RowIssue] = field(default_factory=list)
+    rows_read: int = 0
+
+    def add(self, cells: Cells, build: Callable[[Cells], R]) -> None:
+        """Build a record from ``cells``; a RowRejected becomes the row's error, warnings are kept."""
+        self.rows_read += 1
+        try:
+            record = build(cells)
+        except RowRejected as exc:
+            self.errors.append(RowIssue(cells.row, str(exc), cells.line))
+            return
+        self.warnings.extend(cells.warnings)
+        self.records.append(record)
+
+    def reject(self, row: int, reason: str, line: int | None = None) -> None:
+        """Count a row that could not even be read into cells, with its reason."""
+        self.rows_read += 1
+        self.errors.append(RowIssue(row, reason, line))
+
+    def result(self) -> ParseResult[R]:
+        """The ParseResult: duplicates folded, conflicting keys handled by ``on_conflict``."""
+        records, duplicates, conflicts = _fold(self.records, self.on_conflict)
+        errors = sorted([*self.errors, *conflicts], key=lambda issue: issue.row)
+        return ParseResult(
+            kind=self.kind,
+            records=tuple(records),
+            errors=tuple(errors),
+            warnings=tuple(self.warnings),
+            duplicates=tuple(duplicates),
+            rows_read=self.rows_read,
+        )
+
+
+def _fold(records: list[R], on_conflict: OnConflict) -> tuple[list[R], list[Duplicate], list[RowIssue]]:
+    """Drop exact repeats of a key (reported), then resolve keys still shared by different rows."""
+    first: dict[tuple[str, str], R] = {}
+    kept: list[tuple[R, str]] = []
+    duplicates: list[Duplicate] = []
+    for record in records:
+        digest = content_digest(record)
+        seen = first.get((record.row_key, digest))
+        if seen is not None:
+            duplicates.append(Duplicate(record.row, record.row_key, seen.row))
+            continue
+        first[(record.row_key, digest)] = record
+        kept.append((record, digest))
+    digests_by_key: dict[str, int] = {}
+    for record, _digest in kept:
+        digests_by_key[record.row_key] = digests_by_key.get(record.row_key, 0) + 1
+    out: list[R] = []
+    conflicts: list[RowIssue] = []
+    first_row: dict[str, int] = {}
+    for record, digest in kept:
+        if digests_by_key[record.row_key] == 1:
+            out.append(record)
+        elif on_conflict == "digest":
+            out.append(replace(record, row_key=f"{record.row_key} #{digest[:8]}"))
+        elif record.row_key in first_row:
+            reason = f"key {record.row_key!r} repeats row {first_row[record.row_key]} with other values"
+            conflicts.append(RowIssue(record.row, reason, record.line))
+        else:
+            first_row[record.row_key] = record.row
+            out.append(record)
+    return out, duplicates, conflicts

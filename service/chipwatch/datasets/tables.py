@@ -1,0 +1,175 @@
+"""Opening a dataset file: CSV with columns found by header name, or JSON; refusing the wrong kind.
+
+Columns are matched by name, never by position, after folding case and whitespace, and each column may
+carry several accepted headers because exports of the same dataset name some columns differently.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from chipwatch.datasets.records import DatasetFormatError, ParseResult, R
+from chipwatch.datasets.rows import Cells, Collector, OnConflict
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column a parser reads: its canonical name, the headers it may appear under, whether the file
+    must have it to be recognised as the dataset."""
+
+    name: str
+    headers: tuple[str, ...]
+    required: bool = False
+
+
+def fold_header(header: str) -> str:
+    """A header compared by name: casefolded, byte-order mark dropped, runs of whitespace as one space."""
+    return _SPACES.sub(" ", header.replace("\ufeff", "")).strip().casefold()
+
+
+def decode_text(data: bytes | str, kind: str) -> str:
+    """``data`` as text: UTF-8 with or without a byte-order mark. Raises DatasetFormatError otherwise."""
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetFormatError(kind, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _column_indexes(header: Sequence[str], columns: Sequence[Column], kind: str) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for index, name in enumerate(header):
+        positions.setdefault(fold_header(name), index)
+    found: dict[str, int] = {}
+    missing: list[str] = []
+    for column in columns:
+        index = next((positions[fold_header(h)] for h in column.headers if fold_header(h) in positions), None)
+        if index is not None:
+            found[column.name] = index
+        elif column.required:
+            missing.append(column.headers[0])
+    if missing:
+        raise DatasetFormatError(kind, "the header lacks required columns", missing=tuple(missing))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class BadRow:
+    """A CSV row that could not be split into cells under the header, with the reason."""
+
+    row: int
+    line: int
+    reason: str
+
+
+def read_csv(data: bytes | str, columns: Sequence[Column], *, kind: str) -> Iterator[Cells | BadRow]:
+    """Each data row of a CSV file as :class:`Cells` keyed by canonical column name.
+
+    A row whose cell count differs from the header's comes back as a :class:`BadRow` instead: its cells
+    cannot be trusted to sit under the right headers. Blank lines are skipped. Raises
+    DatasetFormatError (before yielding anything) when the text is not UTF-8, there is no header, or the
+    header lacks a required column; and if the CSV itself is malformed.
+    """
+    reader = csv.reader(io.StringIO(decode_text(data, kind), newline=""))
+    try:
+        header = next(reader, None)
+        if not header or not any(cell.strip() for cell in header):
+            raise DatasetFormatError(kind, "there is no header row")
+        indexes = _column_indexes(header, columns, kind)
+        labels = {name: header[index].strip() for name, index in indexes.items()}
+        return _rows(reader, header, indexes, labels, kind)
+    except csv.Error as exc:
+        raise DatasetFormatError(kind, f"malformed CSV: {exc}") from None
+
+
+def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], labels: Mapping[str, str], kind: str):
+    row = 0
+    width = len(header)
+    while True:
+        line = reader.line_num + 1
+        try:
+            cells = next(reader, None)
+        except csv.Error as exc:
+            raise DatasetFormatError(kind, f"malformed CSV at line {line}: {exc}") from None
+        if cells is None:
+            return
+        if not cells or not any(cell.strip() for cell in cells):
+            continue
+        row += 1
+        if len(cells) != width:
+            yield BadRow(row, line, f"{len(cells)} cells under a header of {width}")
+            continue
+        values = {name: cells[index] for name, index in indexes.items()}
+        yield Cells(values, row, line, labels)
+
+
+def collect_csv(
+    data: bytes | str,
+    columns: Sequence[Column],
+    build: Callable[[Cells], R],
+    *,
+    kind: str,
+    on_conflict: OnConflict = "error",
+) -> ParseResult[R]:
+    """Every row of a CSV file built into a record by ``build``, collected into a ParseResult.
+
+    Raises DatasetFormatError as :func:`read_csv` does; bad rows are errors in the result.
+    """
+    collector: Collector[R] = Collector(kind, on_conflict)
+    for item in read_csv(data, columns, kind=kind):
+        if isinstance(item, BadRow):
+            collector.reject(item.row, item.reason, item.line)
+        else:
+            collector.add(item, build)
+    return collector.result()
+
+
+def load_json(data: bytes | str, *, kind: str) -> Any:
+    """The decoded JSON document. Raises DatasetFormatError when ``data`` is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise DatasetFormatError(kind, f"not JSON ({exc})") from None
+
+
+def json_records(data: bytes | str, *, kind: str, required: Sequence[str]) -> list[Any]:
+    """The elements of a JSON array of objects, after checking that the fields in ``required`` occur.
+
+    A field counts as present when any element has it, so a file is refused only when it lacks the field
+    altogether (a file of another kind); an element lacking it is a bad row for the parser to report.
+    Raises DatasetFormatError when the document is not a non-empty array or lacks required fields.
+    """
+    document = load_json(data, kind=kind)
+    if not isinstance(document, list):
+        raise DatasetFormatError(kind, f"expected a JSON array of records, found a {type(document).__name__}")
+    if not document:
+        raise DatasetFormatError(kind, "the array holds no records", missing=tuple(required))
+    present: set[str] = set()
+    for element in document:
+        if isinstance(element, dict):
+            present.update(element)
+    missing = tuple(name for name in required if name not in present)
+    if missing:
+        raise DatasetFormatError(kind, "the records lack required fields", missing=missing)
+    return document
+
+
+def json_object(data: bytes | str, *, kind: str, required: Sequence[str]) -> dict[str, Any]:
+    """A JSON object that has every field in ``required``. Raises DatasetFormatError otherwise."""
+    document = load_json(data, kind=kind)
+    if not isinstance(document, dict):
+        raise DatasetFormatError(kind, f"expected a JSON object, found a {type(document).__name__}")
+    missing = tuple(name for name in required if name not in document)
+    if missing:
+        raise DatasetFormatError(kind, "the object lacks required fields", missing=missing)
+    return document
