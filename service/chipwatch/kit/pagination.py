@@ -59,8 +59,11 @@ def decode_cursor(cursor: str | None, expect: type | tuple[type, ...] = (str, in
 
 
 def _python_type(column: Any) -> type:
+    sql_type = column.type
+    # A TypeDecorator (UTCDateTime) reports ``object``; the type it decorates knows better.
+    sql_type = getattr(sql_type, "impl_instance", sql_type)
     try:
-        return column.type.python_type
+        return sql_type.python_type
     except NotImplementedError:  # pragma: no cover - every key column is a plain type
         return str
 

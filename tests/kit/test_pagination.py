@@ -1,0 +1,97 @@
+"""keyset_page over a real database: every row once, in order, with ties on the first key."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from chipwatch.db import get_engine, session_scope
+from chipwatch.kit.errors import ApiError
+from chipwatch.kit.pagination import MALFORMED, cursor_key, decode_cursor, encode_cursor, keyset_page
+from chipwatch.types import UTCDateTime
+
+T0 = datetime(2026, 8, 25, 9, 0, tzinfo=UTC)
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class Row(_Base):
+    __tablename__ = "kit_page_probe"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str]
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+@pytest.fixture
+def rows(db):
+    engine = get_engine(db)
+    _Base.metadata.create_all(engine)
+    # Three rows share each timestamp, so the id must break ties.
+    with session_scope(db) as session:
+        session.add_all(
+            Row(id=i, name=f"n{i:02d}", at=T0 + timedelta(minutes=i // 3)) for i in range(1, 12)
+        )
+    yield db
+    _Base.metadata.drop_all(engine)
+
+
+def _walk(settings, limit, **kw):
+    pages, cursor = [], None
+    while True:
+        with session_scope(settings, write=False) as session:
+            page, cursor = keyset_page(session, select(Row), cursor=cursor, limit=limit, **kw)
+            pages.append([r.id for r in page])
+        if cursor is None:
+            return pages
+
+
+def test_newest_first_on_two_keys_visits_every_row_once(rows):
+    pages = _walk(rows, 4, keys=(Row.at, Row.id), descending=True)
+    assert pages == [[11, 10, 9, 8], [7, 6, 5, 4], [3, 2, 1]]
+
+
+def test_ascending_on_one_key_and_an_exact_last_page(rows):
+    assert _walk(rows, 11, keys=(Row.name,)) == [list(range(1, 12))]
+    assert _walk(rows, 5, keys=(Row.name,)) == [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11]]
+
+
+def test_filters_and_column_rows(rows):
+    with session_scope(rows, write=False) as session:
+        stmt = select(Row.id, Row.name).where(Row.id > 8)
+        page, cursor = keyset_page(session, stmt, keys=(Row.id,), cursor=None, limit=2)
+        assert [tuple(r) for r in page] == [(9, "n09"), (10, "n10")]
+        assert decode_cursor(cursor) == 10
+        page, cursor = keyset_page(session, stmt, keys=(Row.id,), cursor=cursor, limit=2)
+        assert ([r.id for r in page], cursor) == ([11], None)
+
+
+def test_cursors_keep_their_established_shape(rows):
+    with session_scope(rows, write=False) as session:
+        _, cursor = keyset_page(session, select(Row), keys=(Row.at, Row.id), cursor=None, limit=1,
+                                descending=True)
+    assert cursor == encode_cursor([(T0 + timedelta(minutes=3)).isoformat(), 11])
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["not base64 !", encode_cursor("x"), encode_cursor(["2026-08-25T09:00:00", 3]),
+     encode_cursor(["2026-08-25T09:00:00+00:00", "3"]), encode_cursor(["2026-08-25T09:00:00+00:00"]),
+     encode_cursor(True), encode_cursor([])],
+)
+def test_malformed_cursors_are_422_naming_the_cursor(raw):
+    with pytest.raises(ApiError) as caught:
+        cursor_key(raw, (Row.at, Row.id))
+    assert caught.value.status == 422
+    assert caught.value.extra["errors"] == [{"field": "cursor", "message": MALFORMED}]
+
+
+def test_a_cursor_decodes_to_typed_values():
+    key = cursor_key(encode_cursor(["2026-08-25T09:00:00+00:00", 3]), (Row.at, Row.id))
+    assert key == (T0, 3)
+    assert cursor_key(encode_cursor("n07"), (Row.name,)) == ("n07",)
+    assert cursor_key(None, (Row.id,)) is None
