@@ -53,9 +53,12 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
 
     from chipwatch.knowledge.routes import router as knowledge_router
     from chipwatch.race.routes import router as race_router
+    from chipwatch.signals.evaluation import register_fact_listener
     from chipwatch.signals.routes import router as signals_router
     from chipwatch.sources.routes import router as sources_router
     from chipwatch.webhooks.routes import router as webhooks_router
+
+    register_fact_listener()
 
     for router in (race_router, signals_router, knowledge_router, sources_router, webhooks_router):
         app.include_router(router)

@@ -11,9 +11,10 @@ import pytest
 from sqlalchemy import select
 
 from chipwatch.db import session_scope
+from chipwatch.signals import deadlines as signal_deadlines
 from chipwatch.signals import evaluation
-from chipwatch.signals.evaluation import EvaluationReport
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
+from chipwatch.signals.record import EvaluationReport
 from chipwatch.sources.models import Item, ItemMention, Source
 from chipwatch.webhooks.models import Event
 
@@ -90,7 +91,7 @@ def publish(title: str, text: str = "", **kw: Any) -> EvaluationReport:
 
 def deadlines(today: date) -> EvaluationReport:
     with session_scope() as session:
-        return evaluation.evaluate_deadlines(session=session, today=today)
+        return signal_deadlines.evaluate_deadlines(session=session, today=today)
 
 
 def definition(sid: str = "test-signal", yes: list | None = None, no: list | None = None, **kw: Any) -> dict:

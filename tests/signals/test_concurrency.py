@@ -7,9 +7,11 @@ from __future__ import annotations
 import threading
 
 import pytest
+from sqlalchemy import update
 
 from chipwatch.db import session_scope
-from chipwatch.signals import evaluation, service
+from chipwatch.signals import evaluation, record, service
+from chipwatch.signals.models import Signal
 from chipwatch.signals.state import TransitionNotAllowed
 from tests.signals.conftest import add_item, create, events, evidence, history, state
 
@@ -23,7 +25,7 @@ def _gate_writes(monkeypatch, parties: int) -> None:
     timeout and goes on alone; on PostgreSQL all of them reach the write with the same version.
     """
     barrier = threading.Barrier(parties)
-    real = evaluation._write_move
+    real = record._write_move
 
     def gated(session, signal, before, plan, now):
         try:
@@ -32,7 +34,7 @@ def _gate_writes(monkeypatch, parties: int) -> None:
             pass
         return real(session, signal, before, plan, now)
 
-    monkeypatch.setattr(evaluation, "_write_move", gated)
+    monkeypatch.setattr(record, "_write_move", gated)
 
 
 def _run_at_once(*jobs):
@@ -114,7 +116,7 @@ def test_a_lost_race_reads_again_and_decides_again(feeds, monkeypatch):
     """Another writer moves the signal between this evaluation's read and its write."""
     create("race", **WHEN)
     item = add_item("Jalapeno shipped")
-    real = evaluation._write_move
+    real = record._write_move
     calls = []
 
     def other_writer_first(session, signal, before, plan, now):
@@ -122,14 +124,14 @@ def test_a_lost_race_reads_again_and_decides_again(feeds, monkeypatch):
         if len(calls) == 1:
             # What a concurrent analyst's resolve would leave behind: status, outcome, version + 1.
             session.execute(
-                evaluation.update(evaluation.Signal)
-                .where(evaluation.Signal.id == signal.id)
+                update(Signal)
+                .where(Signal.id == signal.id)
                 .values(status="resolved", outcome="no", version=before.version + 1)
                 .execution_options(synchronize_session=False)
             )
         return real(session, signal, before, plan, now)
 
-    monkeypatch.setattr(evaluation, "_write_move", other_writer_first)
+    monkeypatch.setattr(record, "_write_move", other_writer_first)
     with session_scope() as session:
         report = evaluation.evaluate_items(session=session, item_ids=[item])
     assert calls == [0]  # one attempt lost; the re-read found it resolved and left it alone
@@ -143,7 +145,7 @@ def test_a_lost_race_reads_again_and_decides_again(feeds, monkeypatch):
 def test_a_signal_that_never_settles_gives_up(feeds, monkeypatch):
     create("race", **WHEN)
     item = add_item("Jalapeno shipped")
-    monkeypatch.setattr(evaluation, "_write_move", lambda session, signal, before, plan, now: None)
+    monkeypatch.setattr(record, "_write_move", lambda session, signal, before, plan, now: None)
     with pytest.raises(RuntimeError, match="kept changing"):
         with session_scope() as session:
             evaluation.evaluate_items(session=session, item_ids=[item])

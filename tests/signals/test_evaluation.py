@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from chipwatch.db import session_scope
-from chipwatch.signals import evaluation, service
+from chipwatch.signals import rules_cache, service
 from tests.signals.conftest import (
     add_item,
     create,
@@ -556,12 +556,12 @@ def test_evidence_the_changed_conditions_still_match_is_kept_and_not_announced_a
 
 
 def test_rules_compile_once_and_again_when_names_change(client, admin_headers, feeds):
-    evaluation.clear_rules_cache()
+    rules_cache.clear_rules_cache()
     publish("nothing relevant")
-    compiled = evaluation.rules_compilations()
+    compiled = rules_cache.rules_compilations()
     for i in range(3):
         publish(f"still nothing {i}")
-    assert evaluation.rules_compilations() == compiled
+    assert rules_cache.rules_compilations() == compiled
     # A new alias of a named entity is a change of names: the next evaluation recompiles and uses it.
     r = client.patch(
         "/v1/chips/jalapeno", json={"aliases": ["Jalapeno", "墨西哥辣椒", "JLP-1"]}, headers=admin_headers
@@ -569,7 +569,7 @@ def test_rules_compile_once_and_again_when_names_change(client, admin_headers, f
     assert r.status_code == 200
     create("alias", yes=[{"item": {"mentions_any": ["jalapeno"], "terms_any": ["shipped"]}}])
     publish("JLP-1 shipped")
-    assert evaluation.rules_compilations() > compiled
+    assert rules_cache.rules_compilations() > compiled
     assert state("alias") == YES1
 
 

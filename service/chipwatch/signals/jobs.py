@@ -9,7 +9,8 @@ from datetime import UTC, date, datetime
 from chipwatch.config import Settings
 from chipwatch.db import session_scope
 from chipwatch.scheduler import Job
-from chipwatch.signals.evaluation import EvaluationReport, evaluate_deadlines
+from chipwatch.signals.deadlines import evaluate_deadlines
+from chipwatch.signals.record import EvaluationReport
 
 __all__ = ["DEADLINES_INTERVAL_S", "JOBS", "check_deadlines", "run_deadlines"]
 

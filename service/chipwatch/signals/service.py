@@ -12,16 +12,11 @@ from sqlmodel import Session
 
 from chipwatch.knowledge.models import utcnow
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
-from chipwatch.signals.evaluation import (
-    EvaluationReport,
-    SignalNotFound,
-    all_entity_ids,
-    apply_manual,
-    definition_document,
-    definition_of,
-    evaluate_signal,
-)
+from chipwatch.signals.evaluation import evaluate_signal
+from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
+from chipwatch.signals.record import EvaluationReport, SignalNotFound
+from chipwatch.signals.rules_cache import all_entity_ids, definition_document, definition_of
 from chipwatch.signals.state import TransitionNotAllowed
 from chipwatch.sources.models import FEED_KINDS, Source
 
@@ -233,7 +228,7 @@ def _definition_stamp(session: Session, now: datetime) -> datetime:
     """``updated_at`` for a definition write: ``now``, but always after every stored one.
 
     The compiled-rules cache of every process notices definition changes by ``max(updated_at)`` (see
-    ``evaluation._RulesCache``); a clock running behind another process's must not hide a change.
+    ``rules_cache._RulesCache``); a clock running behind another process's must not hide a change.
     """
     latest = session.execute(select(func.max(Signal.updated_at))).scalar_one_or_none()
     if latest is not None and latest >= now:
