@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from chipwatch.kit.time import rfc3339
+
 __all__ = ["ATOM_MEDIA_TYPE", "FeedEntry", "entry_id", "render_feed"]
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -46,11 +48,6 @@ def entry_id(signal_id: str, version: int) -> str:
     return f"{TAG_AUTHORITY}:signal/{signal_id}/v{version}"
 
 
-def _rfc3339(moment: datetime) -> str:
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def _state(status: str, outcome: str | None) -> str:
     return f"{status} ({outcome})" if outcome else status
 
@@ -69,7 +66,7 @@ def _summary(e: FeedEntry) -> str:
         f"cause: {e.cause}",
     ]
     if e.known_at is not None:
-        lines.append(f"known since: {_rfc3339(e.known_at)}")
+        lines.append(f"known since: {rfc3339(e.known_at, timespec='seconds')}")
     if e.evidence_ids:
         lines.append("evidence: " + ", ".join(str(i) for i in e.evidence_ids))
     if e.note:
@@ -96,7 +93,7 @@ def render_feed(
     _el(feed, "id", feed_id)
     _el(feed, "title", title)
     _el(feed, "subtitle", "Each entry is one move of a watch signal: resolved, in review, reopened.")
-    _el(feed, "updated", _rfc3339(updated or EPOCH))
+    _el(feed, "updated", rfc3339(updated or EPOCH, timespec="seconds"))
     _el(feed, "link", rel="self", href=self_url, type=ATOM_MEDIA_TYPE)
     _el(feed, "link", rel="alternate", href=f"{base}/v1/signals", type="application/json")
     author = _el(feed, "author")
@@ -107,8 +104,8 @@ def render_feed(
         _el(entry, "id", entry_id(e.signal_id, e.version))
         title_text = f"{e.signal_id}: {_state(e.to_status, e.to_outcome)} (v{e.version})"
         _el(entry, "title", title_text)
-        _el(entry, "updated", _rfc3339(e.at))
-        _el(entry, "published", _rfc3339(e.at))
+        _el(entry, "updated", rfc3339(e.at, timespec="seconds"))
+        _el(entry, "published", rfc3339(e.at, timespec="seconds"))
         # No type on the alternate link: readers (feedparser among them) only follow an entry link they
         # take for a page, and the JSON answer is what a reader of this feed opens.
         _el(entry, "link", rel="alternate", href=f"{base}/v1/signals/{e.signal_id}")

@@ -12,8 +12,8 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlmodel import Session
 
 from chipwatch.config import get_settings
-from chipwatch.events import emit
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
+from chipwatch.outbox.emit import emit
 from chipwatch.signals import state as sm
 from chipwatch.signals.events import DEADLINE_APPROACHING, deadline_approaching_data
 from chipwatch.signals.models import Signal, SignalHistory

@@ -13,23 +13,26 @@ A definition is checked in three steps, each refusing with a ``DefinitionError``
 
 from __future__ import annotations
 
-import difflib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
-from jsonschema.exceptions import best_match, relevance
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic import ValidationError as PydanticError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from chipwatch.kit.schema_errors import describe, field_path, json_type, most_relevant, suggest
 from chipwatch.paths import SCHEMA_DIR
+from chipwatch.text.numbers import Unit
+from chipwatch.vocab.slugs import Slug
+from chipwatch.vocab.status import Side
+from chipwatch.vocab.trust import Trust
+from chipwatch.vocab.verification import Verification
 
 __all__ = [
     "SIGNAL_SCHEMA_ID",
@@ -50,12 +53,14 @@ SIGNAL_SCHEMA_ID = "https://chipwatch.dev/schema/signal.schema.json"
 SIGNAL_SCHEMA_FILE = "signal.schema.json"
 SIGNALS_FILE_SCHEMA_FILE = "signals-file.schema.json"
 
-Unit = Literal["MW", "GW", "kW", "W", "tok/s", "tok/s/user", "ms", "x", "USD", "CNY"]
-Trust = Literal["vendor", "press", "analyst", "independent"]
-Verification = Literal["vendor_reported", "witnessed", "independent"]
 
 SignalId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{1,63}$")]
-EntityId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+EntityId = Slug
+Review = Literal["auto", "manual"]
+"""``auto``: a match resolves the signal; ``manual``: a match moves it to ``pending_review``."""
+OnDeadline = Literal["no", "annulled"]
+"""The outcome an open signal resolves to when its deadline passes."""
+
 Term = Annotated[str, StringConstraints(pattern=r"^[^*\s](?:[^*]*[^*\s])?\*?$")]
 EntityIds = Annotated[list[EntityId], Field(min_length=1)]
 Terms = Annotated[list[Term], Field(min_length=1)]
@@ -221,13 +226,13 @@ class SignalDefinition(_Strict):
     tags: list[EntityId] = Field(default_factory=list)
     opened_on: date
     deadline: date | None = None
-    on_deadline: Literal["no", "annulled"] = "no"
-    review: Literal["auto", "manual"]
+    on_deadline: OnDeadline = "no"
+    review: Review
     subjects: EntityIds
     yes_when: Annotated[list[Condition], Field(min_length=1)]
     no_when: list[Condition] = Field(default_factory=list)
 
-    def conditions(self) -> Iterator[tuple[Literal["yes", "no"], int, Condition]]:
+    def conditions(self) -> Iterator[tuple[Side, int, Condition]]:
         """Every condition with its side and its index within that side's list."""
         for i, cond in enumerate(self.yes_when):
             yield "yes", i, cond
@@ -298,75 +303,11 @@ def _validators() -> tuple[Draft202012Validator, Draft202012Validator]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _field(path: Iterable[Any], prefix: str = "") -> str:
-    out = prefix
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, dict) else type(value).__name__
-
-
-def _describe(error: SchemaError) -> tuple[list[Any], str]:
-    """A field path and a readable message for one schema error."""
-    path = list(error.absolute_path)
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    custom = schema.get("x-messages", {})
-    kind = error.validator
-    if kind in custom:
-        return path, custom[kind]
-    if error.context:
-        # anyOf/oneOf without a message of its own: the most relevant branch error says more.
-        return _describe(best_match(error.context))
-    if kind == "additionalProperties":
-        allowed = list(schema.get("properties", {}))
-        key = sorted(k for k in error.instance if k not in allowed)[0]
-        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(allowed)}"
-        return [*path, key], f"unknown key {key!r}; {hint}"
-    if kind == "required":
-        missing = [k for k in error.validator_value if k not in error.instance]
-        return [*path, missing[0]], "is required"
-    if kind == "enum":
-        options = ", ".join(json.dumps(v) for v in error.validator_value)
-        message = f"must be one of {options}; got {json.dumps(error.instance)}"
-        if isinstance(error.instance, bool):
-            # YAML 1.1 reads an unquoted no/yes/off/on as a boolean.
-            message += ' (in YAML write "no" with quotes)'
-        return path, message
-    if kind == "type":
-        expected = error.validator_value
-        expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return path, f"must be of type {expected}; got {_json_type(error.instance)}"
-    if kind == "format":
-        return path, f"is not a valid {error.validator_value}"
-    if kind == "minItems":
-        return path, "must not be empty" if error.validator_value == 1 else error.message
-    if kind == "uniqueItems":
-        return path, "has duplicate entries"
-    return path, error.message
-
-
 def _check_schema(validator: Draft202012Validator, data: Any, prefix: str = "") -> None:
-    errors = list(validator.iter_errors(data))
-    if errors:
-        path, message = _describe(max(errors, key=relevance))
-        raise DefinitionError(_field(path, prefix), message)
+    error = most_relevant(validator.iter_errors(data))
+    if error is not None:
+        problem = describe(error)
+        raise DefinitionError(field_path(problem.path, prefix), problem.message)
 
 
 def _jsonable(value: Any) -> Any:
@@ -386,8 +327,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def _suggest(value: str, known: set[str]) -> str:
-    close = difflib.get_close_matches(value, sorted(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = suggest(value, known)
+    return f"; did you mean {close!r}?" if close else ""
 
 
 def _check_semantics(
@@ -397,7 +338,7 @@ def _check_semantics(
     known_sources: set[str] | None,
 ) -> None:
     def fail(field: str, message: str) -> None:
-        raise DefinitionError(_field([field], prefix), message)
+        raise DefinitionError(field_path([field], prefix), message)
 
     if defn.deadline is not None and defn.deadline < defn.opened_on:
         fail("deadline", f"must not be before opened_on ({defn.opened_on.isoformat()})")
@@ -436,7 +377,7 @@ def _build(
     except PydanticError as exc:
         # The schema already refused anything the models refuse; this keeps the field naming if not.
         first = exc.errors()[0]
-        raise DefinitionError(_field(first["loc"], prefix), first["msg"]) from exc
+        raise DefinitionError(field_path(first["loc"], prefix), first["msg"]) from exc
     _check_semantics(defn, prefix, known_entities, known_sources)
     return defn
 
@@ -462,7 +403,7 @@ def validate_definition(
     Raises ``DefinitionError`` naming the first offending field.
     """
     if not isinstance(data, Mapping):
-        raise DefinitionError("", f"a signal definition must be an object; got {_json_type(data)}")
+        raise DefinitionError("", f"a signal definition must be an object; got {json_type(data)}")
     doc = _jsonable(data)
     _check_schema(_validators()[0], doc)
     return _build(doc, "", known_entities, known_sources)
@@ -483,7 +424,7 @@ def validate_signals_document(
     Raises ``DefinitionError``.
     """
     if not isinstance(data, Mapping):
-        raise DefinitionError("", f"a signals file must be an object; got {_json_type(data)}")
+        raise DefinitionError("", f"a signals file must be an object; got {json_type(data)}")
     doc = _jsonable(data)
     _check_schema(_validators()[1], doc)
     out: list[SignalDefinition] = []

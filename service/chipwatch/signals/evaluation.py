@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.service import fact_listeners
 from chipwatch.signals.deadlines import evaluate_deadlines
 from chipwatch.signals.fact_matches import FACT_TABLES, fact_findings, facts_for_signal

@@ -8,8 +8,10 @@ plain objects alike (an evidence event carries the signal's state when the evide
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
+
+from chipwatch.kit.time import rfc3339
 
 __all__ = [
     "DEADLINE_APPROACHING",
@@ -26,13 +28,6 @@ EVIDENCE_ADDED = "signal.evidence_added"
 DEADLINE_APPROACHING = "signal.deadline_approaching"
 
 
-def _rfc3339(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.isoformat().replace("+00:00", "Z")
-
-
 def evidence_data(evidence: Any) -> dict[str, Any]:
     """One evidence row as it appears in event payloads (``schema/events/*``: ``$defs/evidence``)."""
     return {
@@ -46,8 +41,8 @@ def evidence_data(evidence: Any) -> dict[str, Any]:
         "source_id": evidence.source_id,
         "title": evidence.title,
         "url": evidence.url,
-        "published_at": _rfc3339(evidence.published_at),
-        "recorded_at": _rfc3339(evidence.recorded_at),
+        "published_at": rfc3339(evidence.published_at),
+        "recorded_at": rfc3339(evidence.recorded_at),
     }
 
 
@@ -67,9 +62,9 @@ def status_changed_data(signal: Any, history: Any, evidence_rows: Iterable[Any])
         "current": {"status": to_status, "outcome": history.to_outcome},
         "cause": history.cause,
         "note": history.note,
-        "changed_at": _rfc3339(history.at),
-        "known_at": _rfc3339(history.known_at),
-        "resolved_at": _rfc3339(signal.resolved_at) if to_status == "resolved" else None,
+        "changed_at": rfc3339(history.at),
+        "known_at": rfc3339(history.known_at),
+        "resolved_at": rfc3339(signal.resolved_at) if to_status == "resolved" else None,
         "evidence": [evidence_data(e) for e in evidence_rows],
     }
 

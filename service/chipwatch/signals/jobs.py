@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, date, datetime
+from datetime import date
 
 from chipwatch.config import Settings
 from chipwatch.db import session_scope
-from chipwatch.scheduler import Job
+from chipwatch.kit.jobs import Job
+from chipwatch.kit.time import utcnow
 from chipwatch.signals.deadlines import evaluate_deadlines
 from chipwatch.signals.record import EvaluationReport
 
@@ -25,7 +26,7 @@ def run_deadlines(settings: Settings, *, today: date | None = None) -> Evaluatio
 
     The code path of the ``signals.deadlines`` job, usable from a CLI or a test. Returns the report.
     """
-    today = today or datetime.now(UTC).date()
+    today = today or utcnow().date()
     with session_scope(settings) as session:
         report = evaluate_deadlines(session=session, today=today)
     if report.transitions or report.deadline_warnings:

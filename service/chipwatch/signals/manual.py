@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
 from chipwatch.signals import state as sm
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.signals.record import Plan, announce_move, move_with_retry, state_of

@@ -30,8 +30,8 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
-from chipwatch.events import emit
 from chipwatch.metrics import TRANSITIONS
+from chipwatch.outbox.emit import emit
 from chipwatch.signals import state as sm
 from chipwatch.signals.events import (
     EVIDENCE_ADDED,

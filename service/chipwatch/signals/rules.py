@@ -32,6 +32,7 @@ from chipwatch.text.entities import Entity, EntityMatcher
 from chipwatch.text.normalize import map_span, normalize_with_offsets
 from chipwatch.text.numbers import Quantity, extract_from_normalized, quantity_matches, unit_family
 from chipwatch.text.phrases import PhraseSet, canonical
+from chipwatch.vocab.status import Side
 
 __all__ = [
     "CompiledRules",
@@ -42,9 +43,6 @@ __all__ = [
     "Match",
     "compile_signals",
 ]
-
-Side = Literal["yes", "no"]
-
 
 # ---------------------------------------------------------------------------------------------------
 # Inputs and outputs

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import func, select, union_all
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import Benchmark, Chip, Model, Vendor
+from chipwatch.knowledge.models import ENTITY_TABLES
 from chipwatch.signals.definition import DefinitionError, SignalDefinition
 from chipwatch.signals.models import Signal
 from chipwatch.signals.rules import CompiledRules, compile_signals
@@ -50,9 +50,6 @@ DEFINITION_COLUMNS = (
 )
 """Signal columns that hold the definition (the rest is state owned by evaluation)."""
 
-ENTITY_TABLES = (Vendor, Chip, Model, Benchmark)
-"""The knowledge-base tables whose ids a definition may name (``mentions_*``, ``subjects``)."""
-
 
 def definition_document(signal: Signal) -> dict[str, Any]:
     """The signal's definition as a JSON-ready dict (the shape ``POST /v1/signals`` takes)."""
@@ -85,7 +82,7 @@ def _entity_rows(session: Session, ids: Iterable[str] | None) -> list[tuple[str,
     if wanted == []:
         return []
     selects = []
-    for table in ENTITY_TABLES:
+    for table in ENTITY_TABLES.values():
         stmt = select(table.id, table.name, table.aliases)
         if wanted is not None:
             stmt = stmt.where(table.id.in_(wanted))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Status = Literal["open", "pending_review", "resolved"]
-Outcome = Literal["yes", "no", "annulled"]
-WatchHealth = Literal["ok", "degraded", "blind"]
+from chipwatch.signals.definition import OnDeadline, Review
+from chipwatch.vocab.status import Outcome, Side, Status, WatchHealth
 
 
 class SignalSummary(BaseModel):
@@ -17,10 +16,10 @@ class SignalSummary(BaseModel):
     status: Status
     outcome: Outcome | None
     version: int
-    review: Literal["auto", "manual"]
+    review: Review
     opened_on: str
     deadline: str | None
-    on_deadline: Literal["no", "annulled"]
+    on_deadline: OnDeadline
     resolved_at: str | None
     known_at: str | None
     subjects: list[str]
@@ -31,7 +30,7 @@ class EvidencePublic(BaseModel):
     id: int
     ref_kind: str
     ref_id: str
-    side: Literal["yes", "no"]
+    side: Side
     condition_index: int
     reason: str | None
     trust: str | None

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
 from chipwatch.signals.evaluation import evaluate_signal
 from chipwatch.signals.manual import apply_manual
@@ -21,8 +21,6 @@ from chipwatch.signals.state import TransitionNotAllowed
 from chipwatch.sources.models import FEED_KINDS, Source
 
 __all__ = [
-    "OUTCOMES",
-    "STATUSES",
     "DefinitionError",
     "SignalExists",
     "SignalNotFound",
@@ -44,9 +42,6 @@ __all__ = [
     "update_signal",
     "watch_health",
 ]
-
-STATUSES = ("open", "pending_review", "resolved")
-OUTCOMES = ("yes", "no", "annulled")
 
 
 def feed_sources_for(signal: Signal, feeds: list[Source]) -> list[Source]:

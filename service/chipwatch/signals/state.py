@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Literal
+
+from chipwatch.vocab.status import OUTCOMES, Outcome, Side, Status
 
 __all__ = [
-    "OUTCOMES",
-    "STATUSES",
     "Candidate",
     "Decision",
     "Move",
@@ -41,13 +40,6 @@ __all__ = [
     "reject",
     "reopen",
 ]
-
-Status = Literal["open", "pending_review", "resolved"]
-Outcome = Literal["yes", "no", "annulled"]
-Side = Literal["yes", "no"]
-
-STATUSES: tuple[Status, ...] = ("open", "pending_review", "resolved")
-OUTCOMES: tuple[Outcome, ...] = ("yes", "no", "annulled")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from chipwatch.text.normalize import map_span, normalize_with_offsets
 
@@ -21,6 +21,7 @@ __all__ = [
     "BOUND_UNITS",
     "POWER_UNITS_W",
     "Quantity",
+    "Unit",
     "convert",
     "extract_from_normalized",
     "extract_quantities",
@@ -28,7 +29,8 @@ __all__ = [
     "unit_family",
 ]
 
-BOUND_UNITS: tuple[str, ...] = ("MW", "GW", "kW", "W", "tok/s", "tok/s/user", "ms", "x", "USD", "CNY")
+Unit = Literal["MW", "GW", "kW", "W", "tok/s", "tok/s/user", "ms", "x", "USD", "CNY"]
+BOUND_UNITS: tuple[Unit, ...] = get_args(Unit)
 """Units a ``number`` condition may name (the enum of ``schema/signal.schema.json``)."""
 
 POWER_UNITS_W: dict[str, float] = {"W": 1.0, "kW": 1e3, "MW": 1e6, "GW": 1e9}
