@@ -1,4 +1,4 @@
-"""Knowledge-base tables and their API models.
+"""Knowledge-base tables (their API models are in :mod:`chipwatch.knowledge.schemas`).
 
 Every fact row carries provenance (see DESIGN.md, "Knowledge base"): the ``source_id`` it was read from,
 who reported it (``reported_by``), who watched it (``witnessed_by``), who reproduced it independently
@@ -16,7 +16,6 @@ from sqlmodel import Field, SQLModel
 
 from chipwatch.kit.time import utcnow  # noqa: F401  (imported from here until every domain uses the kit)
 from chipwatch.vocab.entities import EntityKind
-from chipwatch.vocab.slugs import SLUG
 from chipwatch.vocab.verification import Verification
 
 DatePrecision = Literal["day", "month", "quarter", "year"]
@@ -219,32 +218,3 @@ ENTITY_TABLES: dict[EntityKind, type[SQLModel]] = {
     "benchmark": Benchmark,
 }
 """Entity kind -> table of the named entities whose aliases drive mention matching, in matching order."""
-
-
-# ---------------------------------------------------------------- API models (Create / Update / Public)
-def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], type[SQLModel]]:
-    """Validated ``<Name>Create``, ``<Name>Update`` (every field optional) and ``<Name>Public`` models.
-
-    Table models skip validation on construction, so request bodies use these instead.
-    """
-    from pydantic import Field as PField
-    from pydantic import create_model
-
-    base = table.__mro__[1]
-    name = table.__name__
-    id_field = (str, PField(pattern=SLUG, max_length=64, description="readable slug id"))
-    strict = type(f"{name}Strict", (base,), {"model_config": {**base.model_config, "extra": "forbid"}})
-    create = create_model(f"{name}Create", __base__=strict, id=id_field)
-    public = create_model(f"{name}Public", __base__=base, id=(str, ...))
-    optional = {
-        fname: (info.annotation | None, PField(default=None, description=info.description))
-        for fname, info in base.model_fields.items()
-    }
-    update = create_model(f"{name}Update", __config__={"extra": "forbid"}, **optional)
-    return create, update, public
-
-
-API_MODELS: dict[str, tuple[type[SQLModel], type[SQLModel], type[SQLModel]]] = {
-    kind: _api_models(table) for kind, table in KB_TABLES.items()
-}
-"""API path segment -> (Create, Update, Public) models."""

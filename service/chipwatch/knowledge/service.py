@@ -9,7 +9,9 @@ from typing import Any
 from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
+from chipwatch.kit.pagination import keyset_page
 from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
 fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
@@ -27,6 +29,14 @@ class DuplicateId(ValueError):
     """A create names an id that exists already."""
 
 
+class RowNotFound(LookupError):
+    """No ``kind`` row has id ``id_``."""
+
+    def __init__(self, kind: str, id_: str) -> None:
+        super().__init__(f"no {kind} row with id {id_!r}")
+        self.kind, self.id_ = kind, id_
+
+
 @dataclass(frozen=True)
 class Filter:
     """One list filter: query parameter ``param`` tests column ``column``.
@@ -40,6 +50,55 @@ class Filter:
     mode: str = "eq"
     ref: str | None = None
     description: str = ""
+
+
+_PROVENANCE = [
+    Filter("verification", "verification", description="vendor_reported | witnessed | independent"),
+    Filter("source", "source_id", description="source id the fact was read from"),
+    Filter("reported_by", "reported_by", ref="vendors", description="vendor id that produced the figure"),
+]
+FILTERS: dict[str, list[Filter]] = {
+    "vendors": [
+        Filter("kind", "kinds", mode="kinds", description="e.g. chip_maker, model_lab, cloud"),
+        Filter("country", "country", description="ISO 3166-1 alpha-2"),
+        Filter("owner", "owner_id", ref="vendors", description="parent vendor id"),
+    ],
+    "chips": [
+        Filter("vendor", "vendor_id", ref="vendors", description="vendor id"),
+        Filter("kind", "kind", description="chip | system | soc | accelerator"),
+        *_PROVENANCE,
+    ],
+    "models": [Filter("developer", "developer_id", ref="vendors", description="vendor id"), *_PROVENANCE],
+    "benchmarks": [Filter("owner", "owner_id", ref="vendors", description="vendor id")],
+    "results": [
+        Filter("chip", "chip_ids", mode="contains", ref="chips", description="system under test"),
+        Filter("baseline", "baseline_ids", mode="contains", ref="chips", description="baseline chip"),
+        Filter("model", "model_ids", mode="contains", ref="models", description="model id"),
+        Filter("benchmark", "benchmark_id", ref="benchmarks", description="benchmark id"),
+        Filter("metric", "metric", description="e.g. single_user_output_speed, throughput_per_kw"),
+        Filter("operating_point", "operating_point", description="peak | iso_interactivity | low_latency"),
+        *_PROVENANCE,
+    ],
+    "funding-rounds": [
+        Filter("vendor", "vendor_id", ref="vendors", description="company funded or bought"),
+        Filter("round_type", "round_type", description="e.g. strategic, acquisition"),
+        Filter("acquirer", "acquirer_id", ref="vendors", description="acquiring vendor id"),
+        Filter("currency", "currency", description="ISO 4217 code"),
+        *_PROVENANCE,
+    ],
+    "deployments": [
+        Filter("chip", "chip_id", ref="chips", description="chip id"),
+        Filter("operator", "operator_id", ref="vendors", description="operator vendor id"),
+        Filter("status", "status", description="planned | pilot | volume"),
+        *_PROVENANCE,
+    ],
+    "claims": [
+        Filter("subject", "subject_ids", mode="contains", description="entity id the claim is about"),
+        Filter("topic", "topic", description="e.g. price, margin, forecast"),
+        *_PROVENANCE,
+    ],
+}
+"""API path segment -> the list filters its ``GET`` accepts, as query parameters."""
 
 
 # Columns that name other entities, checked on create/update: column -> (kind, is_list).
@@ -59,12 +118,11 @@ REFERENCES: dict[str, tuple[str, bool]] = {
     "benchmark_id": ("benchmarks", False),
     "subject_ids": (None, True),  # any entity kind
 }
-ENTITY_KINDS = ("vendors", "chips", "models", "benchmarks")
 
 
 def entity_exists(*, session: Session, kind: str | None, id_: str) -> bool:
     """True when ``id_`` is a row of ``kind`` (any named entity kind when ``kind`` is None)."""
-    kinds = ENTITY_KINDS if kind is None else (kind,)
+    kinds = tuple(ENTITY_COLLECTIONS.values()) if kind is None else (kind,)
     return any(session.get(KB_TABLES[k], id_) is not None for k in kinds)
 
 
@@ -88,7 +146,8 @@ def check_values(*, kind: str, data: dict[str, Any]) -> None:
             raise InvalidValue(field, "must not be null")
     for i, alias in enumerate(data.get("aliases") or []):
         if not isinstance(alias, str) or not alias.strip() or len(alias) > MAX_ALIAS_CHARS:
-            raise InvalidValue(f"aliases[{i}]", f"must be non-empty text of at most {MAX_ALIAS_CHARS} characters")
+            message = f"must be non-empty text of at most {MAX_ALIAS_CHARS} characters"
+            raise InvalidValue(f"aliases[{i}]", message)
 
 
 def check_references(*, session: Session, data: dict[str, Any]) -> None:
@@ -112,20 +171,18 @@ def check_references(*, session: Session, data: dict[str, Any]) -> None:
 
 
 def list_rows(
-    *,
-    session: Session,
-    kind: str,
-    filters: list[tuple[Filter, Any]],
-    limit: int,
-    after_id: str | None,
-) -> tuple[list[SQLModel], str | None]:
-    """One page of ``kind`` rows ordered by id, and the last id when another page follows.
+    *, session: Session, kind: str, values: dict[str, Any], cursor: str | None, limit: int
+) -> dict[str, Any]:
+    """One page of ``kind`` rows ordered by id: ``{"items": [rows], "next_cursor": str | None}``.
 
-    Raises :class:`UnknownReference` when a reference filter names an unknown id.
+    ``values`` maps the query parameters of :data:`FILTERS` to the value asked for (None: no filter).
+    Raises :class:`UnknownReference` when a reference filter names an unknown id, and a 422
+    :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
     table = KB_TABLES[kind]
     stmt = select(table)
-    for flt, value in filters:
+    for flt in FILTERS[kind]:
+        value = values.get(flt.param)
         if value is None:
             continue
         if flt.ref is not None and not entity_exists(session=session, kind=flt.ref, id_=value):
@@ -136,17 +193,16 @@ def list_rows(
             stmt = stmt.where(cast(col, String).like(f'%"{value}"%'))
         else:
             stmt = stmt.where(col == value)
-    if after_id is not None:
-        stmt = stmt.where(table.id > after_id)
-    rows = list(session.scalars(stmt.order_by(table.id).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, (rows[-1].id if more and rows else None)
+    rows, next_cursor = keyset_page(session, stmt, keys=(table.id,), cursor=cursor, limit=limit)
+    return {"items": rows, "next_cursor": next_cursor}
 
 
-def get_row(*, session: Session, kind: str, id_: str) -> SQLModel | None:
-    """The ``kind`` row with ``id_``, or None."""
-    return session.get(KB_TABLES[kind], id_)
+def get_row(*, session: Session, kind: str, id_: str) -> SQLModel:
+    """The ``kind`` row with ``id_``; raises :class:`RowNotFound`."""
+    row = session.get(KB_TABLES[kind], id_)
+    if row is None:
+        raise RowNotFound(kind, id_)
+    return row
 
 
 def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
@@ -164,8 +220,12 @@ def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
     return row
 
 
-def update_row(*, session: Session, kind: str, row: SQLModel, changes_in: SQLModel) -> SQLModel:
-    """Apply the fields set in ``changes_in``; raises :class:`UnknownReference`."""
+def update_row(*, session: Session, kind: str, id_: str, changes_in: SQLModel) -> SQLModel:
+    """Apply the fields set in ``changes_in`` to the ``kind`` row ``id_``; returns the row.
+
+    Raises :class:`RowNotFound`, :class:`UnknownReference` or :class:`InvalidValue`.
+    """
+    row = get_row(session=session, kind=kind, id_=id_)
     changes = changes_in.model_dump(exclude_unset=True)
     check_values(kind=kind, data=changes)
     check_references(session=session, data=changes)

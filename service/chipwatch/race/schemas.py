@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel
 
 from chipwatch.signals.schemas import SignalSummary
+from chipwatch.vocab.verification import Verification
 
 
 class SourceRef(BaseModel):
@@ -33,7 +32,7 @@ class ResultView(BaseModel):
     ratio_to_baseline: float | None
     operating_point: str | None
     interactivity_tok_s_user: float | None
-    verification: Literal["vendor_reported", "witnessed", "independent"]
+    verification: Verification
     reported_by: str | None
     witnessed_by: str | None
     reproduced_by: str | None

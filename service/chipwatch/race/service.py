@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import FundingRound, Result
+from chipwatch.knowledge.models import Chip, FundingRound, Result
 from chipwatch.signals import service as signals_service
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source
@@ -26,6 +26,14 @@ SINGLE_USER_METRICS = ("single_user_output_speed", "single_user_speed_ratio")
 ISO_INTERACTIVITY_POINTS = ("iso_interactivity", "iso_speed")
 THROUGHPUT_METRICS = ("throughput_ratio", "output_throughput")
 ANY_MODEL = "_unattributed"
+
+
+class UnknownChip(LookupError):
+    """A scorecard parameter (``field``) names no chip."""
+
+    def __init__(self, field: str, chip_id: str) -> None:
+        super().__init__(f"{field}: no chip with id {chip_id!r}")
+        self.field, self.chip_id = field, chip_id
 
 
 def _source_ref(sources: dict[str, Source], source_id: str | None) -> dict[str, Any] | None:
@@ -123,8 +131,11 @@ def build_scorecard(*, session: Session, chip: str, baseline: str | None) -> dic
     Only results that compare ``chip`` against ``baseline`` count (every baseline when None), plus the
     chip's absolute figures that name no baseline.  Each entry keeps its verification level and source,
     so "who verified it?" is answered beside the number.  Results naming no model are listed under
-    ``_unattributed``.
+    ``_unattributed``.  Raises :class:`UnknownChip` when ``chip`` or ``baseline`` is not a chip.
     """
+    for field, value in (("chip", chip), ("baseline", baseline)):
+        if value is not None and session.get(Chip, value) is None:
+            raise UnknownChip(field, value)
     sources = {s.id: s for s in session.scalars(select(Source))}
     rows = [r for r in session.scalars(select(Result).order_by(Result.id)) if chip in r.chip_ids]
     if baseline is not None:
