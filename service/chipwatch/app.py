@@ -10,28 +10,38 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text
 
 from chipwatch import __version__
-from chipwatch.api import ApiError, HotReadMiddleware, install_error_handlers
 from chipwatch.config import get_settings
 from chipwatch.db import get_engine
+from chipwatch.kit.errors import PROBLEM_JSON, ApiError, Problem, install_error_handlers
+from chipwatch.kit.httpcache import HotReadMiddleware
+from chipwatch.knowledge.routes import router as knowledge_router
+from chipwatch.race.routes import router as race_router
+from chipwatch.scheduler import collect_jobs, start_scheduler
+from chipwatch.signals.routes import router as signals_router
+from chipwatch.sources.routes import router as sources_router
+from chipwatch.webhooks.jobs import start_dispatcher
+from chipwatch.webhooks.routes import router as webhooks_router
+from chipwatch.wiring import wire
 
 log = logging.getLogger("chipwatch.app")
 
 
 def create_app(*, scheduler: bool | None = None) -> FastAPI:
-    """Build the API; with ``scheduler`` (default: the setting) the lifespan runs the scheduled jobs."""
+    """Build the API; with ``scheduler`` (default: the setting) the lifespan runs the scheduled jobs.
+
+    Registers the cross-domain listeners (:func:`chipwatch.wiring.wire`) before any request is served.
+    """
     settings = get_settings()
     run_scheduler = settings.scheduler_enabled if scheduler is None else scheduler
+    wire()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         sched = dispatcher = None
         if run_scheduler:
-            from chipwatch.scheduler import start_scheduler
-            from chipwatch.webhooks.jobs import start_dispatcher
-
             # The dispatcher starts first so events written by the first job runs go out at once.
             dispatcher = await start_dispatcher(settings)
-            sched = await start_scheduler(settings)
+            sched = await start_scheduler(settings, collect_jobs())
         app.state.scheduler, app.state.dispatcher = sched, dispatcher
         try:
             yield
@@ -51,18 +61,8 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
 
-    from chipwatch.knowledge.routes import router as knowledge_router
-    from chipwatch.race.routes import router as race_router
-    from chipwatch.signals.evaluation import register_fact_listener
-    from chipwatch.signals.routes import router as signals_router
-    from chipwatch.sources.routes import router as sources_router
-    from chipwatch.webhooks.routes import router as webhooks_router
-
-    register_fact_listener()
-
     for router in (race_router, signals_router, knowledge_router, sources_router, webhooks_router):
         app.include_router(router)
-
 
     @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse,
              responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
@@ -99,8 +99,6 @@ def _openapi(app: FastAPI) -> dict:
     if app.openapi_schema:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
-
-    from chipwatch.api import PROBLEM_JSON, Problem
 
     schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
     components = schema.setdefault("components", {}).setdefault("schemas", {})

@@ -25,6 +25,14 @@ def _setup_logging() -> None:
     configure_logging(get_settings())
 
 
+def _start() -> None:
+    """What every command that does work needs first: logging and the cross-domain listeners."""
+    from chipwatch.wiring import wire
+
+    _setup_logging()
+    wire()
+
+
 def _seed() -> None:
     from chipwatch.db import session_scope
     from chipwatch.seeds import SeedError, load_seeds
@@ -44,7 +52,7 @@ def _seed() -> None:
 @app.command()
 def init() -> None:
     """Migrate the database to head and load seed_data/ (idempotent); prints a new admin token once."""
-    _setup_logging()
+    _start()
     from chipwatch.kit.auth import ensure_admin_token
     from chipwatch.migrate import upgrade_to_head
 
@@ -65,7 +73,7 @@ def init() -> None:
 @app.command()
 def seed() -> None:
     """Load seed_data/ into the database (validated first; refused files write nothing)."""
-    _setup_logging()
+    _start()
     _seed()
 
 
@@ -107,12 +115,12 @@ def worker(
     import asyncio
     import signal as os_signal
 
-    _setup_logging()
+    _start()
     settings = get_settings()
     log = logging.getLogger("chipwatch.worker")
 
     async def run() -> None:
-        from chipwatch.scheduler import start_scheduler
+        from chipwatch.scheduler import collect_jobs, start_scheduler
 
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -127,7 +135,7 @@ def worker(
         from chipwatch.webhooks.jobs import start_dispatcher
 
         dispatcher = await start_dispatcher(settings)
-        sched = await start_scheduler(settings)
+        sched = await start_scheduler(settings, collect_jobs())
         log.info("worker started")
         try:
             await stop.wait()
@@ -146,9 +154,7 @@ def signals() -> None:
     from chipwatch.signals import service
 
     with session_scope(write=False) as session:
-        rows, _ = service.list_signals(
-            session=session, status=None, outcome=None, limit=10_000, after_id=None
-        )
+        rows = service.list_signals(session=session, limit=10_000)["items"]
     table = Table(title="watch signals")
     table.add_column("id", no_wrap=True, overflow="fold")
     for name in ("status", "outcome", "known_at", "deadline", "watch health"):
@@ -174,35 +180,29 @@ def check(
 ) -> None:
     """Check feeds now, whether due or not, with a progress bar and a summary table.
 
-    Uses the same refresh as the scheduler. A feed that fails is listed with its error (and recorded
+    Uses the same check as the scheduler. A feed that fails is listed with its error (and recorded
     in its health); the exit status is 2 only for an unknown --source id or a source that is not a feed.
     """
     import asyncio
 
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from chipwatch.db import session_scope
     from chipwatch.sources import service
-    from chipwatch.sources.jobs import refresh_sources
-    from chipwatch.sources.models import Source
+    from chipwatch.sources.check_pass import check_sources
+    from chipwatch.sources.errors import NotAFeed, SourceNotFound
 
-    _setup_logging()
+    _start()
     # Each failure is in the summary table; per-check log lines would only break up the progress bar.
     logging.getLogger("chipwatch.sources").setLevel(logging.WARNING)
     settings = get_settings()
     with session_scope(write=False) as session:
-        if source:
-            for source_id in source:
-                row = session.get(Source, source_id)
-                if row is None:
-                    console.print(f"[red]no source with id {source_id!r}[/red]")
-                    raise typer.Exit(2)
-                if not service.is_feed(row):
-                    console.print(f"[red]source {source_id!r} is not a polled feed (kind {row.kind})[/red]")
-                    raise typer.Exit(2)
-            ids = list(dict.fromkeys(source))
-        else:
-            ids = service.feed_source_ids(session=session)
+        try:
+            ids = service.feed_source_ids(session=session, source_ids=source or None)
+        except (SourceNotFound, NotAFeed) as exc:
+            console.print(f"[red]{escape(str(exc))}[/red]")
+            raise typer.Exit(2) from exc
     if not ids:
         console.print("no enabled feeds to check")
         return
@@ -221,7 +221,7 @@ def check(
         def advance(outcome) -> None:
             progress.update(task, advance=1, description=outcome.source_id)
 
-        outcomes = asyncio.run(refresh_sources(ids, settings=settings, on_outcome=advance))
+        outcomes = asyncio.run(check_sources(ids, settings=settings, on_outcome=advance))
 
     table = Table(title="feed check")
     table.add_column("source", no_wrap=True)
@@ -246,6 +246,55 @@ def check(
         f"{len(outcomes)} checked, {sum(o.new_items for o in outcomes)} new items, {failed} failed",
         highlight=False,
     )
+
+
+jobs_app = typer.Typer(help="The scheduled jobs: list them, or run one now.", no_args_is_help=True)
+app.add_typer(jobs_app, name="jobs")
+
+
+@jobs_app.command("list")
+def jobs_list() -> None:
+    """A table of the scheduled jobs: id, interval, whether it runs at start-up, what it does."""
+    from chipwatch.scheduler import collect_jobs
+
+    table = Table(title="scheduled jobs")
+    table.add_column("id", no_wrap=True)
+    table.add_column("every", justify="right", no_wrap=True)
+    table.add_column("at start", no_wrap=True)
+    table.add_column("does", overflow="fold")
+    for job in collect_jobs():
+        table.add_row(job.id, f"{job.interval_s:g} s", "yes" if job.run_at_start else "no", job.description)
+    console.print(table)
+
+
+@jobs_app.command("run")
+def jobs_run(name: str = typer.Argument(..., help="job id, e.g. sources.check_due")) -> None:
+    """Run one scheduled job now, once, through the same code path as the scheduler.
+
+    Exit status 2 for an unknown job id; a job that fails exits 1 with its error.
+    """
+    import asyncio
+
+    from chipwatch.kit.jobs import find_job
+    from chipwatch.scheduler import collect_jobs
+
+    try:
+        job = find_job(collect_jobs(), name)
+    except KeyError as exc:
+        console.print(f"[red]{exc.args[0]}[/red]", highlight=False)
+        raise typer.Exit(2) from exc
+    _start()
+    result = asyncio.run(job.func(get_settings()))
+    console.print(f"{job.id} done: {_summary(result)}", highlight=False, soft_wrap=True)
+
+
+def _summary(result: object) -> str:
+    """A one-line account of a job's return value (a list is counted, None says nothing to report)."""
+    if result is None:
+        return "nothing to report"
+    if isinstance(result, list):
+        return f"{len(result)} done"
+    return str(result)
 
 
 def main() -> None:  # pragma: no cover

@@ -30,21 +30,31 @@ DELIVERY_LATENCY = Histogram("chipwatch_webhook_delivery_latency_seconds",
                              buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15), registry=REGISTRY)
 
 
+def _queue_depth_family() -> GaugeMetricFamily:
+    return GaugeMetricFamily("chipwatch_queue_depth", "Work waiting, by queue", labels=["queue"])
+
+
 class QueueDepthCollector:
     """Pending webhook deliveries, undispatched events and sources due now, read at scrape time."""
 
-    def collect(self):
-        from datetime import UTC, datetime
+    def describe(self):
+        """The metric this collector yields, without values: registering it runs no query."""
+        yield _queue_depth_family()
 
+    def collect(self):
+        """The queue-depth gauge read from the database now (nothing when it cannot be read)."""
+        # Imported here, not at the top: the domains import this module for their counters.
         from sqlalchemy import func, or_, select
 
         from chipwatch.db import session_scope
+        from chipwatch.kit.time import utcnow
+        from chipwatch.outbox.models import Event
         from chipwatch.sources.models import Source
-        from chipwatch.webhooks.models import Delivery, Event
+        from chipwatch.webhooks.models import Delivery
 
-        gauge = GaugeMetricFamily("chipwatch_queue_depth", "Work waiting, by queue", labels=["queue"])
+        gauge = _queue_depth_family()
         try:
-            now = datetime.now(UTC)
+            now = utcnow()
             with session_scope(write=False) as session:
                 deliveries = session.scalar(select(func.count()).where(Delivery.status == "pending"))
                 events = session.scalar(select(func.count()).where(Event.dispatched.is_(False)))

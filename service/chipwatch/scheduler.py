@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from chipwatch.config import Settings
 from chipwatch.kit.jobs import Job
+from chipwatch.kit.time import utcnow
 
 log = logging.getLogger("chipwatch.scheduler")
 
@@ -33,13 +34,14 @@ class RunningScheduler:
         self.scheduler.shutdown(wait=False)
 
 
-async def start_scheduler(settings: Settings) -> RunningScheduler:
-    """Start the jobs on the running event loop; each job never runs twice at once in this process."""
-    from datetime import UTC, datetime
+async def start_scheduler(settings: Settings, jobs: Sequence[Job]) -> RunningScheduler:
+    """Start ``jobs`` on the running event loop; each job never runs twice at once in this process.
 
+    Returns the running scheduler; ``await running.stop()`` shuts it down.
+    """
     scheduler = AsyncIOScheduler(timezone="UTC")
-    for job in collect_jobs():
-        extra = {"next_run_time": datetime.now(UTC)} if job.run_at_start else {}
+    for job in jobs:
+        extra = {"next_run_time": utcnow()} if job.run_at_start else {}
         scheduler.add_job(
             _guarded(job, settings),
             IntervalTrigger(seconds=job.interval_s),
@@ -54,6 +56,8 @@ async def start_scheduler(settings: Settings) -> RunningScheduler:
 
 
 def _guarded(job: Job, settings: Settings) -> Callable[[], Awaitable[None]]:
+    """``job`` for the scheduler: an exception is logged, and the job runs again at its next tick."""
+
     async def run() -> None:
         try:
             await job.func(settings)

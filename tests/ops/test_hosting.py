@@ -105,11 +105,12 @@ def test_a_check_is_counted(client, admin_headers, httpserver):
            "<item><guid>a1</guid><title>Jalapeño ramps up</title><link>http://x/a1</link>"
            "<pubDate>Mon, 23 Nov 2026 10:00:00 GMT</pubDate></item></channel></rss>")
     httpserver.expect_request("/metrics-feed.xml").respond_with_data(rss, content_type="application/rss+xml")
-    r = client.post("/v1/sources", json={"url": httpserver.url_for("/metrics-feed.xml"), "name": "Metrics feed",
-                                         "trust": "press"}, headers=admin_headers)
+    body = {"url": httpserver.url_for("/metrics-feed.xml"), "name": "Metrics feed", "trust": "press"}
+    r = client.post("/v1/sources", json=body, headers=admin_headers)
     assert r.status_code == 201, r.text
     text = client.get("/metrics").text
-    checks, stored = _sample(text, "chipwatch_source_checks_total"), _sample(text, "chipwatch_items_stored_total")
+    checks = _sample(text, "chipwatch_source_checks_total")
+    stored = _sample(text, "chipwatch_items_stored_total")
     r = client.post(f"/v1/sources/{r.json()['id']}/check", headers=admin_headers)
     assert r.status_code == 200 and r.json()["status"] == "ok", r.text
     text = client.get("/metrics").text

@@ -17,11 +17,11 @@ import pytest
 from sqlalchemy import update
 
 from chipwatch.db import session_scope
-from chipwatch.events import emit
+from chipwatch.outbox.emit import emit
 from chipwatch.paths import PROJECT_ROOT
 from chipwatch.sources.models import Source
+from chipwatch.webhooks.endpoints import create_endpoint
 from chipwatch.webhooks.schemas import WebhookCreate
-from chipwatch.webhooks.service import create_webhook
 from tests.fixtures.database import postgres_url
 
 pytestmark = pytest.mark.skipif(
@@ -130,8 +130,8 @@ def test_three_workers_fetch_each_due_source_once(db, recorder):
 def test_two_workers_deliver_each_event_once(db, recorder):
     with session_scope() as session:
         session.execute(update(Source).values(enabled=False))
-        hook = create_webhook(session=session, allow_private=True,
-                              webhook_in=WebhookCreate(url=f"{recorder.base}/hook", event_types=["webhook.test"]))
+        endpoint_in = WebhookCreate(url=f"{recorder.base}/hook", event_types=["webhook.test"])
+        hook = create_endpoint(session=session, allow_private=True, endpoint_in=endpoint_in)
     procs = _start_workers(2)
     try:
         with session_scope() as session:

@@ -1,0 +1,20 @@
+"""Cross-domain wiring, done once at start-up by ``create_app`` and the CLI, never by importing a module.
+
+Producers know nothing of their consumers: the knowledge base and the sources call whatever listeners
+were registered here, so neither imports the signals domain.
+
+* a fact written to the knowledge base (API or seed) -> signal evaluation of that fact;
+* items stored by a feed check -> signal evaluation of those items.
+
+Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and collected by
+:func:`chipwatch.scheduler.collect_jobs`.
+"""
+
+from __future__ import annotations
+
+
+def wire() -> None:
+    """Register every cross-domain listener; calling it again registers nothing twice."""
+    from chipwatch.signals.evaluation import register_fact_listener
+
+    register_fact_listener()
