@@ -177,3 +177,14 @@ def test_a_file_of_another_kind_is_refused_naming_the_missing_columns(corpus_byt
 def test_parsing_is_deterministic(corpus_bytes):
     data = corpus_bytes(OLD)
     assert parse_ml_hardware(data) == parse_ml_hardware(data.decode("utf-8"))
+
+
+def test_byte_order_mark_blank_lines_and_a_header_alone(corpus_bytes):
+    data = corpus_bytes(NEW)
+    header, _, rest = data.partition(b"\n")
+    with_bom = b"\xef\xbb\xbf" + header + b"\n\n" + rest + b"\n\n"
+    assert [r.row_key for r in parse_ml_hardware(with_bom).records] == [
+        r.row_key for r in parse_ml_hardware(data).records
+    ]
+    alone = parse_ml_hardware(header + b"\n")
+    assert alone.records == () and alone.errors == () and alone.rows_read == 0

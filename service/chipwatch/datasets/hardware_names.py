@@ -45,6 +45,8 @@ def split_hardware(text: str | None, *, count: int | None = None) -> tuple[Hardw
     if text is None or not text.strip():
         return ()
     stripped = text.strip()
+    if "(x" not in stripped.replace("(X", "(x"):
+        return (HardwarePart(stripped, count),)
     parts: list[HardwarePart] = []
     position = 0
     for match in _PART_WITH_COUNT.finditer(stripped):

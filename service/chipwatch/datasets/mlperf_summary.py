@@ -22,6 +22,7 @@ from chipwatch.datasets.hardware_names import HardwarePart, split_hardware
 from chipwatch.datasets.records import ParseResult, Record, RowIssue
 from chipwatch.datasets.rows import Cells, Collector, RowRejected
 from chipwatch.datasets.tables import json_records
+from chipwatch.vocab.verification import Verification
 
 KIND = "mlperf-inference-summary"
 
@@ -91,7 +92,7 @@ class MlperfResult(Record):
     code_link: str | None = None
     location: str | None = None
     audit_id: str | None = None
-    verification: str
+    verification: Verification
 
 
 def accuracy_target_pct(model: str) -> float | None:
@@ -105,7 +106,7 @@ def accuracy_metrics(text: str | None) -> dict[str, float]:
     return {name: float(value) for name, value in _ACCURACY_PAIR.findall(text or "")}
 
 
-def verification_for(division: str | None, availability: str | None) -> str:
+def verification_for(division: str | None, availability: str | None) -> Verification:
     """``witnessed`` for a closed-division result of an available system, else ``vendor_reported``."""
     if (division or "").casefold() == "closed" and (availability or "").casefold() == "available":
         return "witnessed"

@@ -8,10 +8,11 @@ previous version of the same row and turned into JSON with :func:`to_plain`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any, Generic, Literal, TypeVar
+
+import orjson
 
 DatePrecision = Literal["day", "month", "year"]
 
@@ -126,20 +127,13 @@ class ParseResult(Generic[R]):
 
 
 def to_plain(value: Any) -> Any:
-    """``value`` as JSON-ready data: dataclasses become dicts, dates ISO text, tuples lists.
+    """``value`` as JSON-ready data: dataclasses become dicts, dates and times ISO 8601 text, tuples
+    lists.
 
-    Floats stay floats; parsers never put NaN or infinity in a record, so the result serialises as
-    strict JSON.
+    Parsers never put NaN or infinity in a record, so the result is strict JSON. orjson does the walk:
+    it reads dataclasses (slots included) and dates natively, several times faster than a recursive walk.
     """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, tuple | list):
-        return [to_plain(item) for item in value]
-    if isinstance(value, Mapping):
-        return {str(key): to_plain(item) for key, item in value.items()}
-    return value
+    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
 
 def fact_fields(record: Record) -> dict[str, Any]:

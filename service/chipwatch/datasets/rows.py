@@ -50,17 +50,26 @@ class Cells:
         """The value as the file holds it, None when the column is absent."""
         return self.values.get(name)
 
+    def _warn(self, name: str, exc: values.CellError) -> None:
+        label = self.labels.get(name, name)
+        self.warnings.append(RowIssue(self.row, f"{label}: {exc}; read as unknown", self.line))
+
     def _read(self, name: str, reader: Callable[[Any], Any]) -> Any:
+        value = self.values.get(name)
+        if not value and value != 0:  # blank cells are the majority in these datasets
+            return None
         try:
-            return reader(self.values.get(name))
+            return reader(value)
         except values.CellError as exc:
-            label = self.labels.get(name, name)
-            self.warnings.append(RowIssue(self.row, f"{label}: {exc}; read as unknown", self.line))
+            self._warn(name, exc)
             return None
 
     def text(self, name: str) -> str | None:
         """Stripped text, None when blank."""
-        return values.text(self.values.get(name))
+        value = self.values.get(name)
+        if value.__class__ is str:  # the common case of every CSV cell, kept off the general path
+            return value.strip() or None
+        return values.text(value)
 
     def required(self, name: str) -> str:
         """Stripped text that must be there; raises RowRejected naming the column when blank."""
@@ -71,7 +80,14 @@ class Cells:
 
     def number(self, name: str, *, minimum: float | None = 0.0) -> float | None:
         """A finite number or None (blank or unreadable, the latter warned)."""
-        return self._read(name, lambda value: values.number(value, minimum=minimum))
+        value = self.values.get(name)
+        if not value and value != 0:
+            return None
+        try:
+            return values.number(value, minimum=minimum)
+        except values.CellError as exc:
+            self._warn(name, exc)
+            return None
 
     def integer(self, name: str) -> int | None:
         """A whole non-negative number or None (blank or unreadable, the latter warned)."""
@@ -111,7 +127,8 @@ class Cells:
 
     def links(self, name: str) -> tuple[str, ...]:
         """Every URL in the cell."""
-        return values.links(self.values.get(name))
+        value = self.values.get(name)
+        return values.links(value) if value else ()
 
 
 def content_digest(record: Record) -> str:
@@ -168,26 +185,41 @@ class Collector(Generic[R]):
 
 
 def _fold(records: list[R], on_conflict: OnConflict) -> tuple[list[R], list[Duplicate], list[RowIssue]]:
-    """Drop exact repeats of a key (reported), then resolve keys still shared by different rows."""
+    """Drop exact repeats of a key (reported), then resolve keys still shared by different rows.
+
+    Content digests are computed only for rows whose key occurs more than once.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.row_key] = counts.get(record.row_key, 0) + 1
+    if all(count == 1 for count in counts.values()):
+        return list(records), [], []
     first: dict[tuple[str, str], R] = {}
     kept: list[tuple[R, str]] = []
     duplicates: list[Duplicate] = []
     for record in records:
-        digest = content_digest(record)
+        digest = content_digest(record) if counts[record.row_key] > 1 else ""
         seen = first.get((record.row_key, digest))
         if seen is not None:
             duplicates.append(Duplicate(record.row, record.row_key, seen.row))
             continue
         first[(record.row_key, digest)] = record
         kept.append((record, digest))
-    digests_by_key: dict[str, int] = {}
+    distinct: dict[str, int] = {}
     for record, _digest in kept:
-        digests_by_key[record.row_key] = digests_by_key.get(record.row_key, 0) + 1
+        distinct[record.row_key] = distinct.get(record.row_key, 0) + 1
+    out, conflicts = _resolve_conflicts(kept, distinct, on_conflict)
+    return out, duplicates, conflicts
+
+
+def _resolve_conflicts(
+    kept: list[tuple[R, str]], distinct: dict[str, int], on_conflict: OnConflict
+) -> tuple[list[R], list[RowIssue]]:
     out: list[R] = []
     conflicts: list[RowIssue] = []
     first_row: dict[str, int] = {}
     for record, digest in kept:
-        if digests_by_key[record.row_key] == 1:
+        if distinct[record.row_key] == 1:
             out.append(record)
         elif on_conflict == "digest":
             out.append(replace(record, row_key=f"{record.row_key} #{digest[:8]}"))
@@ -197,4 +229,4 @@ def _fold(records: list[R], on_conflict: OnConflict) -> tuple[list[R], list[Dupl
         else:
             first_row[record.row_key] = record.row
             out.append(record)
-    return out, duplicates, conflicts
+    return out, conflicts

@@ -55,20 +55,24 @@ def number(value: object, *, minimum: float | None = 0.0) -> float | None:
     Raises CellError for other text, for ``inf``/``nan`` and for values below ``minimum`` (sizes, powers
     and counts are never negative; pass ``minimum=None`` to allow any sign).
     """
-    if isinstance(value, bool):
-        raise CellError(f"{value!r} is not a number")
-    if isinstance(value, int | float):
-        result = float(value)
-    elif is_blank(value):
-        return None
-    else:
-        raw = str(value).strip()
-        if _THOUSANDS.match(raw):
-            raw = raw.replace(",", "")
+    if isinstance(value, str):
+        raw = value.strip()
+        if not raw:
+            return None
         try:
             result = float(raw)
         except ValueError:
-            raise CellError(f"{str(value).strip()[:40]!r} is not a number") from None
+            if is_blank(raw):
+                return None
+            if not _THOUSANDS.match(raw):
+                raise CellError(f"{raw[:40]!r} is not a number") from None
+            result = float(raw.replace(",", ""))
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        if value is None:
+            return None
+        raise CellError(f"{value!r} is not a number")
+    else:
+        result = float(value)
     if not math.isfinite(result):
         raise CellError(f"{value!r} is not a finite number")
     if minimum is not None and result < minimum:
