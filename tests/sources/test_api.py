@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chipwatch.config import get_settings
-from chipwatch.sources.parse import parse_opml
-from tests.sources.conftest import Entry, add_source, items_of, rss
+from chipwatch.sources.opml import parse_opml
+from tests.fixtures.sources import Entry, add_source, items_of, rss
 
 PROBLEM = "application/problem+json"
 T0 = datetime(2026, 8, 25, 9, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""``chipwatch check``: the same refresh as the scheduler, with a summary table."""
+"""``chipwatch check``: the same check as the scheduler, with a summary table."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from chipwatch.cli import app
-from tests.sources.conftest import Entry, add_source, item_count, rss, source_row
+from tests.fixtures.sources import Entry, add_source, item_count, rss, source_row
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Every feed of the shared corpus, served over HTTP and stored through refresh_source.
+"""Every feed of the shared corpus, served over HTTP and stored through check_source.
 
 feedparser's own test suite (with the response headers each file declares), Miniflux's captured
 real-world feeds and the AI-chip news feeds: each either stores its items or records a readable error
@@ -25,10 +25,11 @@ from sqlalchemy import select, update
 
 from chipwatch.config import get_settings
 from chipwatch.db import dispose_engines, session_scope
-from chipwatch.sources.jobs import refresh_sources
+from chipwatch.sources.check import CheckOutcome
+from chipwatch.sources.check_pass import check_sources
+from chipwatch.sources.errors import FeedParseError
 from chipwatch.sources.models import Item, Source
-from chipwatch.sources.parse import FeedParseError, ParsedFeed, parse_feed
-from chipwatch.sources.service import CheckOutcome
+from chipwatch.sources.parse import ParsedFeed, parse_feed
 from tests.fixtures.corpus import corpus_dir, requires_corpus
 from tests.fixtures.database import clone_database, drop_database, use_database
 
@@ -124,13 +125,13 @@ def corpus_run(template_db, tmp_path_factory, corpus_server) -> Iterator[CorpusR
                 for f in files.values():
                     session.add(Source(id=f.source_id, name=f.relative[-200:], url=base_url + f.relative))
             ids = sorted(files)
-            first = {o.source_id: o for o in asyncio.run(refresh_sources(ids, settings=settings))}
+            first = {o.source_id: o for o in asyncio.run(check_sources(ids, settings=settings))}
             # The second pass covers the documents that stored items, with their body digests
             # forgotten so that each is parsed and deduplicated against its stored items again.
             again = sorted(sid for sid, o in first.items() if o.new_items)
             with session_scope() as session:
                 session.execute(update(Source).values(last_body_sha256=None))
-            second = {o.source_id: o for o in asyncio.run(refresh_sources(again, settings=settings))}
+            second = {o.source_id: o for o in asyncio.run(check_sources(again, settings=settings))}
             yield CorpusRun(settings, base_url, files, first, second)
         finally:
             dispose_engines()

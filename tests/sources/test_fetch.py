@@ -19,8 +19,10 @@ from werkzeug.wrappers import Request, Response
 
 from chipwatch import USER_AGENT, netguard
 from chipwatch.config import Settings
-from chipwatch.sources.fetch import FetchResult, fetch_feed, make_client, parse_max_age, parse_retry_after
-from chipwatch.sources.parse import FeedParseError, UnsafeXMLError, parse_feed
+from chipwatch.kit.retry_after import parse_retry_after
+from chipwatch.sources.errors import FeedParseError, UnsafeXMLError
+from chipwatch.sources.fetch import FetchResult, fetch_feed, make_client, parse_max_age
+from chipwatch.sources.parse import parse_feed
 
 FEED = (
     b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Local</title>'

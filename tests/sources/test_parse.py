@@ -15,19 +15,14 @@ import pytest
 from werkzeug.wrappers import Request, Response
 
 from chipwatch.config import Settings
+from chipwatch.sources.dates import parse_date_string
+from chipwatch.sources.errors import FeedParseError, UnsafeXMLError
 from chipwatch.sources.fetch import FetchResult, fetch_feed, make_client
-from chipwatch.sources.parse import (
-    FeedParseError,
-    ParsedFeed,
-    UnsafeXMLError,
-    build_opml,
-    content_hash,
-    html_to_text,
-    normalise_link,
-    parse_date_string,
-    parse_feed,
-    parse_opml,
-)
+from chipwatch.sources.links import normalise_link
+from chipwatch.sources.opml import build_opml, parse_opml
+from chipwatch.sources.parse import ParsedFeed, parse_feed
+from chipwatch.sources.plaintext import html_to_text
+from chipwatch.sources.store import content_hash
 from tests.fixtures.corpus import corpus_dir, requires_corpus
 
 NOW = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)

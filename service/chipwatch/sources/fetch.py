@@ -26,15 +26,17 @@ import os
 import re
 import time
 import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 import httpx
 
 from chipwatch import USER_AGENT, netguard
 from chipwatch.config import Settings, get_settings
+from chipwatch.kit.retry_after import RETRY_AFTER_STATUSES, parse_retry_after
 
 FetchStatus = Literal["ok", "not_modified", "error"]
 
@@ -42,7 +44,6 @@ logger = logging.getLogger(__name__)
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PERMANENT_REDIRECTS = frozenset({301, 308})
-RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 # Only encodings this module can inflate with an output limit are offered.
 ACCEPT_ENCODING = "gzip, deflate"
@@ -103,6 +104,29 @@ def make_client(settings: Settings | None = None) -> httpx.AsyncClient:
         cookies=no_cookies,
         trust_env=False,
     )
+
+
+class FetchSlots:
+    """Concurrency limits for fetches: ``fetch_concurrency`` overall and ``fetch_per_host_limit`` per host.
+
+    The host slot is taken first, so a fetch waiting for a busy host does not hold one of the overall
+    slots that fetches to other hosts could use.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._overall = asyncio.Semaphore(max(1, settings.fetch_concurrency))
+        self._per_host = max(1, settings.fetch_per_host_limit)
+        self._hosts: dict[str, asyncio.Semaphore] = {}
+
+    @asynccontextmanager
+    async def hold(self, url: str) -> AsyncIterator[None]:
+        """Hold one slot for a fetch of ``url`` for the duration of the block."""
+        host = (urlsplit(url).hostname or "").lower()
+        semaphore = self._hosts.get(host)
+        if semaphore is None:
+            semaphore = self._hosts[host] = asyncio.Semaphore(self._per_host)
+        async with semaphore, self._overall:
+            yield
 
 
 class _FetchFailed(Exception):
@@ -216,26 +240,6 @@ def parse_max_age(cache_control: str | None) -> int | None:
         if m:
             return int(m.group(1))
     return None
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value: delay-seconds or an HTTP-date (RFC 9110 10.2.3).
-
-    A date in the past gives 0; an unreadable value gives None.
-    """
-    if not value or not value.strip():
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    now = now or datetime.now(UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 def _root_os_error(exc: BaseException) -> OSError | None:
@@ -428,9 +432,9 @@ def _success(
 
 __all__ = [
     "FetchResult",
+    "FetchSlots",
     "FetchStatus",
     "fetch_feed",
     "make_client",
     "parse_max_age",
-    "parse_retry_after",
 ]

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import StringConstraints
 from sqlalchemy import Index, String, Text, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
+from chipwatch.vocab.slugs import Slug
+from chipwatch.vocab.trust import Trust
 
-Trust = Literal["vendor", "press", "analyst", "independent"]
 SourceKind = Literal["rss", "atom", "rdf", "json", "unknown", "article", "report", "page"]
 FEED_KINDS = ("rss", "atom", "rdf", "json", "unknown")
 
@@ -115,8 +115,6 @@ class ItemMention(SQLModel, table=True):
 
 
 # ---------------------------------------------------------------- API models
-SLUG = r"^[a-z0-9][a-z0-9-]{0,63}$"
-Slug = Annotated[str, StringConstraints(pattern=SLUG)]
 
 
 class SourceCreate(SQLModel):

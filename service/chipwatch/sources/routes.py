@@ -2,45 +2,38 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
-from sqlalchemy import select
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
-from chipwatch.api import (
-    AdminDep,
-    ApiError,
-    Conflict,
-    CursorQ,
-    LimitQ,
-    NotFound,
-    Page,
-    decode_cursor,
-    encode_cursor,
-    invalid,
-    read_session,
-    require_reader,
-    write_session,
-)
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
-from chipwatch.sources import service
-from chipwatch.sources.fetch import make_client
+from chipwatch.kit.auth import AdminDep, require_reader
+from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
+from chipwatch.kit.pagination import CursorQ, LimitQ, Page
+from chipwatch.kit.sessions import read_session, write_session
+from chipwatch.kit.time import as_utc
+from chipwatch.sources import check, service
+from chipwatch.sources.errors import (
+    FeedParseError,
+    InvalidSourceURL,
+    NotAFeed,
+    SourceConflict,
+    SourceNotFound,
+)
 from chipwatch.sources.models import (
-    SLUG,
     CheckOutcomePublic,
-    Item,
     ItemDetail,
     ItemPublic,
     OpmlImportResult,
     Source,
     SourceCreate,
-    Trust,
 )
-from chipwatch.sources.parse import FeedParseError
+from chipwatch.vocab.slugs import SLUG
+from chipwatch.vocab.trust import Trust
 
 router = APIRouter(prefix="/v1", tags=["sources"], dependencies=[Depends(require_reader)])
 
@@ -52,14 +45,7 @@ ITEM_ID_MAX = 2**31 - 1  # items.id is a 32-bit integer on PostgreSQL
 @router.get("/sources", response_model=Page[Source])
 def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = Depends(read_session)):
     """Sources (feeds and seed articles) ordered by id, each with its health fields."""
-    after = decode_cursor(cursor, str)
-    stmt = select(Source).order_by(Source.id).limit(limit + 1)
-    if after:
-        stmt = stmt.where(Source.id > str(after))
-    rows = list(session.scalars(stmt))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return {"items": rows, "next_cursor": encode_cursor(rows[-1].id) if more else None}
+    return service.list_sources(session=session, cursor=cursor, limit=limit)
 
 
 @router.get(
@@ -86,9 +72,9 @@ def create_source(source_in: SourceCreate, session: Session = Depends(write_sess
     first check. Internal addresses are refused unless CHIPWATCH_ALLOW_PRIVATE_NETWORKS is set."""
     try:
         return service.create_source(session=session, source_in=source_in, settings=get_settings())
-    except service.InvalidSourceURL as exc:
+    except InvalidSourceURL as exc:
         raise invalid("url", str(exc)) from exc
-    except service.SourceConflict as exc:
+    except SourceConflict as exc:
         raise Conflict(str(exc)) from exc
 
 
@@ -111,7 +97,7 @@ def create_source(source_in: SourceCreate, session: Session = Depends(write_sess
 async def import_sources_opml(
     request: Request,
     trust: Trust = Query("press", description="trust given to every imported feed"),
-) -> dict:
+) -> OpmlImportResult:
     """Watch every feed of an OPML document (admin; body = the OPML XML). Feeds already watched or
     with refused URLs are listed under ``skipped``; malformed or unsafe XML is refused with 422."""
     body = bytearray()
@@ -119,15 +105,14 @@ async def import_sources_opml(
         body += chunk
         if len(body) > MAX_OPML_BYTES:
             raise ApiError(413, "Content Too Large", f"OPML documents are limited to {MAX_OPML_BYTES} bytes")
-    return await _import_opml(bytes(body), trust)
 
-
-async def _import_opml(body: bytes, trust: str) -> dict:
     # The route reads the body itself (to cap its size), so it is async; the database work runs in a
-    # thread, in its own write transaction, like any other write.
-    def run() -> dict:
+    # thread, in its own write transaction, committed before the answer like any other write.
+    def run() -> OpmlImportResult:
         with session_scope() as session:
-            return service.import_opml(session=session, body=body, trust=trust, settings=get_settings())
+            return service.import_opml(
+                session=session, body=bytes(body), trust=trust, settings=get_settings()
+            )
 
     try:
         return await run_in_threadpool(run)
@@ -138,7 +123,7 @@ async def _import_opml(body: bytes, trust: str) -> dict:
 @router.get("/sources/{source_id}", response_model=Source, responses={404: {"description": "unknown id"}})
 def get_source(source_id: str = Path(..., max_length=64), session: Session = Depends(read_session)):
     """One source with its health: last check, status, error, failures, next check, validators."""
-    source = session.get(Source, source_id)
+    source = service.get_source(session=session, source_id=source_id)
     if source is None:
         raise NotFound("source", source_id)
     return source
@@ -151,45 +136,15 @@ def get_source(source_id: str = Path(..., max_length=64), session: Session = Dep
     responses={404: {"description": "unknown id"}, 409: {"description": "the source is not a polled feed"}},
 )
 async def check_source(source_id: str = Path(..., max_length=64)):
-    """Check one feed now (admin), through the same refresh as the scheduler; answers the outcome.
+    """Check one feed now (admin), through the same check as the scheduler; answers the outcome.
     A failed fetch or a malformed feed is an outcome with ``status: error``, not an HTTP error."""
-    settings = get_settings()
-    async with make_client(settings) as client:
-        try:
-            outcome = await service.refresh_source(source_id, settings=settings, client=client)
-        except service.SourceNotFound as exc:
-            raise NotFound("source", source_id) from exc
-        except service.NotAFeed as exc:
-            raise Conflict(str(exc)) from exc
-    return CheckOutcomePublic(
-        source_id=outcome.source_id,
-        status=outcome.status,
-        http_status=outcome.http_status,
-        new_items=outcome.new_items,
-        updated_items=outcome.updated_items,
-        error=outcome.error,
-        next_check_at=outcome.next_check_at,
-    )
-
-
-def _item_view(item: Item, mentions, model=ItemPublic):
-    data = item.model_dump()
-    data["mentions"] = [{"entity_id": m.entity_id, "entity_kind": m.entity_kind} for m in mentions]
-    return model.model_validate(data)
-
-
-def _after(cursor: str | None) -> tuple[datetime, int] | None:
-    key = decode_cursor(cursor)
-    if key is None:
-        return None
     try:
-        at, last_id = key
-        moment = datetime.fromisoformat(at)
-        if not isinstance(last_id, int) or moment.tzinfo is None:
-            raise ValueError
-    except (TypeError, ValueError) as exc:
-        raise invalid("cursor", "malformed cursor; pass back the next_cursor of a previous page") from exc
-    return moment, last_id
+        outcome = await check.check_now(source_id, settings=get_settings())
+    except SourceNotFound as exc:
+        raise NotFound("source", source_id) from exc
+    except NotAFeed as exc:
+        raise Conflict(str(exc)) from exc
+    return CheckOutcomePublic.model_validate(outcome, from_attributes=True)
 
 
 @router.get("/items", response_model=Page[ItemPublic])
@@ -211,29 +166,18 @@ def list_items(
         raise invalid("q", "must not contain NUL characters")
     if since is not None:
         try:
-            since = since.replace(tzinfo=UTC) if since.tzinfo is None else since.astimezone(UTC)
+            since = as_utc(since)
         except OverflowError as exc:
             raise invalid("since", "date-time out of range") from exc
-    rows, more = service.list_items(
-        session=session,
-        source_id=source,
-        mentions=mentions,
-        since=since,
-        q=q,
-        limit=limit,
-        after=_after(cursor),
+    return service.list_items(
+        session=session, source_id=source, mentions=mentions, since=since, q=q, cursor=cursor, limit=limit
     )
-    found = service.mentions_of(session=session, item_ids=[r.id for r in rows])
-    items = [_item_view(r, found[r.id]) for r in rows]
-    next_cursor = encode_cursor([rows[-1].sort_at.isoformat(), rows[-1].id]) if more and rows else None
-    return {"items": items, "next_cursor": next_cursor}
 
 
 @router.get("/items/{item_id}", response_model=ItemDetail, responses={404: {"description": "unknown id"}})
 def get_item(item_id: int = Path(..., ge=1, le=ITEM_ID_MAX), session: Session = Depends(read_session)):
     """One item with its full text and the entities it mentions."""
-    item = session.get(Item, item_id)
+    item = service.get_item(session=session, item_id=item_id)
     if item is None:
         raise NotFound("item", str(item_id))
-    found = service.mentions_of(session=session, item_ids=[item.id])
-    return _item_view(item, found[item.id], ItemDetail)
+    return item

@@ -1,4 +1,4 @@
-"""refresh_source end to end against a local server: storing, dedup, validators, health, schedule,
+"""check_source end to end against a local server: storing, dedup, validators, health, schedule,
 redirects, mentions and every hostile case, on the migrated test database."""
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ import pytest
 from sqlalchemy import select, update
 
 from chipwatch.db import session_scope
-from chipwatch.sources import service
+from chipwatch.sources import check, errors, mentions
+from chipwatch.sources.check import PERMANENT_REDIRECT_CHECKS
 from chipwatch.sources.models import Item, ItemMention, Source
-from chipwatch.sources.service import PERMANENT_REDIRECT_CHECKS
-from tests.sources.conftest import (
+from tests.fixtures.sources import (
     Entry,
     add_source,
     health_events,
     item_count,
     items_of,
-    refresh,
     rss,
+    run_check,
     source_row,
 )
 
@@ -65,7 +65,7 @@ def test_first_check_stores_items_and_health(db, httpserver):
     )
     add_source("chips", url)
     before = datetime.now(UTC)
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert (outcome.status, outcome.http_status, outcome.new_items, outcome.updated_items) == (
         "ok",
         200,
@@ -98,14 +98,14 @@ def test_first_check_stores_items_and_health(db, httpserver):
 def test_a_refetch_adds_zero_rows(db, httpserver):
     url = serve(httpserver, rss(entries(5)))
     add_source("chips", url)
-    assert refresh("chips").new_items == 5
+    assert run_check("chips").new_items == 5
     # The same bytes again: recognised by their digest, not parsed again.
-    again = refresh("chips")
+    again = run_check("chips")
     assert (again.status, again.new_items, again.updated_items) == ("ok", 0, 0)
     # Different bytes, same entries: parsed, and every entry matched to its stored item.
     httpserver.clear()
     serve(httpserver, rss(entries(5), extra="<lastBuildDate>Wed, 26 Aug 2026 10:00:00 GMT</lastBuildDate>"))
-    third = refresh("chips")
+    third = run_check("chips")
     assert (third.status, third.new_items, third.updated_items) == ("ok", 0, 0)
     assert item_count() == 5
     assert source_row("chips").items_count == 5
@@ -119,7 +119,7 @@ def test_dedup_by_guid_then_link_then_content(db, httpserver):
     ]
     url = serve(httpserver, rss(first))
     add_source("chips", url)
-    assert refresh("chips").new_items == 3
+    assert run_check("chips").new_items == 3
     ids = [i.id for i in items_of("chips")]
 
     second = [
@@ -135,7 +135,7 @@ def test_dedup_by_guid_then_link_then_content(db, httpserver):
     ]
     httpserver.clear()
     serve(httpserver, rss(second))
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert (outcome.new_items, outcome.updated_items) == (1, 2)
     stored = items_of("chips")
     assert [i.id for i in stored[:3]] == ids
@@ -156,7 +156,7 @@ def test_a_story_republished_under_a_new_slug_updates_the_stored_item(db, httpse
     )
     url = serve(httpserver, rss([old, *entries(2)]))
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     before = {i.title: i for i in items_of("chips")}["Jalapeño at Hot Chips"]
 
     new = Entry(
@@ -168,7 +168,7 @@ def test_a_story_republished_under_a_new_slug_updates_the_stored_item(db, httpse
     )
     httpserver.clear()
     serve(httpserver, rss([new, *entries(2)]))
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert (outcome.new_items, outcome.updated_items) == (0, 1)
     after = next(i for i in items_of("chips") if i.id == before.id)
     assert after.title == new.title
@@ -180,7 +180,7 @@ def test_a_story_republished_under_a_new_slug_updates_the_stored_item(db, httpse
     # ... and fetching the new version again changes nothing.
     httpserver.clear()
     serve(httpserver, rss([new, *entries(2)], extra="<ttl>60</ttl>"))
-    assert (refresh("chips").new_items, refresh("chips").updated_items) == (0, 0)
+    assert (run_check("chips").new_items, run_check("chips").updated_items) == (0, 0)
 
 
 def test_a_guid_shared_by_several_entries_falls_back_to_the_link(db, httpserver, caplog):
@@ -196,20 +196,20 @@ def test_a_guid_shared_by_several_entries_falls_back_to_the_link(db, httpserver,
     ]
     url = serve(httpserver, rss(shared))
     add_source("pod", url)
-    with caplog.at_level(logging.WARNING, logger="chipwatch.sources.service"):
-        outcome = refresh("pod")
+    with caplog.at_level(logging.WARNING, logger="chipwatch.sources.store"):
+        outcome = run_check("pod")
     assert outcome.new_items == 3
     assert any("shared by 3 entries" in r.getMessage() for r in caplog.records)
     httpserver.clear()
     serve(httpserver, rss(shared, extra="<ttl>30</ttl>"))
-    assert (refresh("pod").new_items, item_count()) == (0, 3)
+    assert (run_check("pod").new_items, item_count()) == (0, 3)
 
 
 def test_entries_repeated_verbatim_are_stored_once(db, httpserver):
     story = entries(1)[0]
     url = serve(httpserver, rss([story, story, *entries(1, start=5)]))
     add_source("chips", url)
-    assert refresh("chips").new_items == 2
+    assert run_check("chips").new_items == 2
 
 
 def test_links_to_the_home_page_are_not_a_key(db, httpserver):
@@ -217,10 +217,10 @@ def test_links_to_the_home_page_are_not_a_key(db, httpserver):
     posts = [Entry(f"Note {i}", link="https://news.example.com/", body=f"Note number {i}") for i in range(3)]
     url = serve(httpserver, rss(posts))
     add_source("notes", url)
-    assert refresh("notes").new_items == 3
+    assert run_check("notes").new_items == 3
     httpserver.clear()
     serve(httpserver, rss([Entry("Note 3", link="https://news.example.com/", body="Note number 3"), *posts]))
-    assert (refresh("notes").new_items, item_count()) == (1, 4)
+    assert (run_check("notes").new_items, item_count()) == (1, 4)
 
 
 def test_undated_items_are_estimated_and_sorted_by_first_seen(db, httpserver):
@@ -234,7 +234,7 @@ def test_undated_items_are_estimated_and_sorted_by_first_seen(db, httpserver):
         ),
     )
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     for item in items_of("chips"):
         assert item.published_at is None
         assert item.published_is_estimated is True
@@ -245,10 +245,10 @@ def test_stored_dates_survive_an_entry_that_loses_its_date(db, httpserver):
     dated = Entry("Dated", guid="d-1", body=LONG, date=T0)
     url = serve(httpserver, rss([dated]))
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     httpserver.clear()
     serve(httpserver, rss([Entry("Dated", guid="d-1", body=LONG)]))
-    refresh("chips")
+    run_check("chips")
     (item,) = items_of("chips")
     assert item.published_at == T0
     assert item.published_is_estimated is False
@@ -289,15 +289,15 @@ def test_stored_dates_survive_an_entry_that_loses_its_date(db, httpserver):
 def test_the_kind_is_detected_and_saved(db, httpserver, body, content_type, kind):
     httpserver.expect_request("/feed").respond_with_data(body, content_type=content_type)
     add_source("k", httpserver.url_for("/feed"))
-    assert refresh("k").new_items == 1
+    assert run_check("k").new_items == 1
     assert source_row("k").kind == kind
 
 
 def test_a_source_that_is_not_a_feed_is_refused_before_any_fetch(db):
-    with pytest.raises(service.NotAFeed):
-        refresh("36kr")  # a seed article
-    with pytest.raises(service.SourceNotFound):
-        refresh("no-such-source")
+    with pytest.raises(errors.NotAFeed):
+        run_check("36kr")  # a seed article
+    with pytest.raises(errors.SourceNotFound):
+        run_check("no-such-source")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -312,9 +312,9 @@ def test_304_keeps_items_and_records_health(db, httpserver):
         "", status=304, headers={"ETag": '"v1"'}
     )
     add_source("chips", httpserver.url_for("/feed.xml"))
-    refresh("chips")
+    run_check("chips")
     first = source_row("chips")
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert (outcome.status, outcome.http_status, outcome.new_items) == ("not_modified", 304, 0)
     source = source_row("chips")
     assert source.last_status == "not_modified"
@@ -336,8 +336,8 @@ def test_new_validators_replace_the_stored_ones(db, httpserver):
         rss(entries(2)), headers={"ETag": '"v2"', "Last-Modified": "Wed, 26 Aug 2026 08:00:00 GMT"}
     )
     add_source("chips", httpserver.url_for("/feed.xml"))
-    refresh("chips")
-    assert refresh("chips").new_items == 1
+    run_check("chips")
+    assert run_check("chips").new_items == 1
     source = source_row("chips")
     assert (source.etag, source.last_modified) == ('"v2"', "Wed, 26 Aug 2026 08:00:00 GMT")
 
@@ -345,7 +345,7 @@ def test_new_validators_replace_the_stored_ones(db, httpserver):
 def test_cache_control_max_age_is_a_floor_on_the_next_check(db, httpserver):
     url = serve(httpserver, rss(entries(1)), headers={"Cache-Control": "max-age=7200"})
     add_source("chips", url, check_interval_s=600)
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     source = source_row("chips")
     assert (outcome.next_check_at - source.last_checked_at).total_seconds() == pytest.approx(7200, abs=1)
 
@@ -353,7 +353,7 @@ def test_cache_control_max_age_is_a_floor_on_the_next_check(db, httpserver):
 def test_a_fixed_interval_is_used_when_healthy(db, httpserver):
     url = serve(httpserver, rss(entries(1)))
     add_source("chips", url, check_interval_s=900)
-    refresh("chips")
+    run_check("chips")
     source = source_row("chips")
     assert (source.next_check_at - source.last_checked_at).total_seconds() == pytest.approx(900, abs=1)
 
@@ -366,7 +366,7 @@ def test_the_adaptive_interval_follows_the_item_rhythm(db, httpserver):
     ]
     url = serve(httpserver, rss(every_two_hours))
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     source = source_row("chips")
     assert source.effective_interval_s == 3600
     assert (source.next_check_at - source.last_checked_at).total_seconds() == pytest.approx(3600, abs=1)
@@ -376,14 +376,14 @@ def test_the_adaptive_interval_follows_the_item_rhythm(db, httpserver):
     ]
     httpserver.clear()
     serve(httpserver, rss(burst))
-    refresh("chips")
+    run_check("chips")
     assert source_row("chips").effective_interval_s == db.min_check_interval_s
 
 
 def test_429_retry_after_is_honoured(db, httpserver):
     url = serve(httpserver, b"slow down", headers={"Retry-After": "7200"}, status=429)
     add_source("chips", url)
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert (outcome.status, outcome.http_status) == ("error", 429)
     source = source_row("chips")
     assert source.last_error.startswith("HTTP 429")
@@ -394,7 +394,7 @@ def test_failures_back_off_exponentially_with_jitter_and_never_stop(db, closed_p
     add_source("down", closed_port_url, check_interval_s=600)
     delays = []
     for n in range(1, 6):
-        outcome = refresh("down")
+        outcome = run_check("down")
         source = source_row("down")
         assert outcome.status == "error"
         assert source.consecutive_failures == n
@@ -405,7 +405,7 @@ def test_failures_back_off_exponentially_with_jitter_and_never_stop(db, closed_p
     # After a very long outage the delay is capped at a day: the source is retried daily, for ever.
     with session_scope() as session:
         session.execute(update(Source).where(Source.id == "down").values(consecutive_failures=500))
-    refresh("down")
+    run_check("down")
     source = source_row("down")
     assert source.consecutive_failures == 501
     assert source.next_check_at is not None
@@ -420,7 +420,7 @@ def test_an_unreachable_source_records_an_error_and_does_not_raise(db, closed_po
     add_source("gone", "http://feeds.chipwatch.invalid/rss")
     add_source("refused", closed_port_url)
     for source_id, start in (("gone", "DNS lookup failed"), ("refused", "connection failed")):
-        outcome = refresh(source_id)
+        outcome = run_check(source_id)
         assert outcome.status == "error"
         assert outcome.error.startswith(start), outcome.error
         source = source_row(source_id)
@@ -438,10 +438,10 @@ def test_health_changed_events_on_failing_and_recovering(db, httpserver):
     httpserver.expect_ordered_request("/feed.xml").respond_with_data("still", status=502)
     httpserver.expect_ordered_request("/feed.xml").respond_with_data(rss(entries(3)))
     add_source("flaky", httpserver.url_for("/feed.xml"))
-    refresh("flaky")
+    run_check("flaky")
     assert health_events("flaky") == []  # healthy from the start: nothing changed
-    refresh("flaky")
-    refresh("flaky")  # still failing: no second event
+    run_check("flaky")
+    run_check("flaky")  # still failing: no second event
     (failing,) = health_events("flaky")
     assert failing["healthy"] is False
     assert failing["consecutive_failures"] == 1
@@ -449,7 +449,7 @@ def test_health_changed_events_on_failing_and_recovering(db, httpserver):
     assert failing["source_id"] == "flaky"
     assert failing["name"] == "Flaky"
     assert datetime.fromisoformat(failing["last_checked_at"]).tzinfo is not None
-    outcome = refresh("flaky")
+    outcome = run_check("flaky")
     assert outcome.new_items == 1
     recovered = health_events("flaky")[-1]
     assert recovered["healthy"] is True
@@ -466,8 +466,8 @@ def test_a_malformed_feed_keeps_earlier_items_and_marks_health(db, httpserver):
         b"<html><body>Maintenance</body></html>", content_type="text/html", headers={"ETag": '"html"'}
     )
     add_source("chips", httpserver.url_for("/feed.xml"))
-    refresh("chips")
-    outcome = refresh("chips")
+    run_check("chips")
+    outcome = run_check("chips")
     assert outcome.status == "error"
     assert outcome.http_status == 200
     assert outcome.error == "malformed feed: document is an HTML page, not a feed"
@@ -491,15 +491,15 @@ def test_repeated_permanent_redirects_rewrite_the_url(db, httpserver):
     old = httpserver.url_for("/old.xml")
     add_source("moved", old)
     for n in range(1, PERMANENT_REDIRECT_CHECKS):
-        assert refresh("moved").status == "ok"
+        assert run_check("moved").status == "ok"
         source = source_row("moved")
         assert source.url == old
         assert (source.permanent_redirects, source.redirect_target) == (n, httpserver.url_for("/new.xml"))
-    refresh("moved")
+    run_check("moved")
     source = source_row("moved")
     assert source.url == httpserver.url_for("/new.xml")
     assert (source.permanent_redirects, source.redirect_target) == (0, None)
-    refresh("moved")
+    run_check("moved")
     assert httpserver.log[-1][0].path == "/new.xml"
     assert item_count() == 1
 
@@ -512,7 +512,7 @@ def test_temporary_redirects_never_rewrite_the_url(db, httpserver, status):
     httpserver.expect_request("/elsewhere.xml").respond_with_data(rss(entries(1)))
     add_source("tmp", httpserver.url_for("/feed.xml"))
     for _ in range(PERMANENT_REDIRECT_CHECKS + 2):
-        assert refresh("tmp").status == "ok"
+        assert run_check("tmp").status == "ok"
     source = source_row("tmp")
     assert source.url == httpserver.url_for("/feed.xml")
     assert source.permanent_redirects == 0
@@ -525,9 +525,9 @@ def test_a_permanent_redirect_that_stops_resets_the_count(db, httpserver):
     httpserver.expect_ordered_request("/new.xml").respond_with_data(rss(entries(1)))
     httpserver.expect_ordered_request("/feed.xml").respond_with_data(rss(entries(1)))
     add_source("wobbly", httpserver.url_for("/feed.xml"))
-    refresh("wobbly")
+    run_check("wobbly")
     assert source_row("wobbly").permanent_redirects == 1
-    refresh("wobbly")
+    run_check("wobbly")
     assert (source_row("wobbly").permanent_redirects, source_row("wobbly").redirect_target) == (0, None)
 
 
@@ -592,8 +592,8 @@ def test_hostile_feeds_mark_health_and_keep_items(db, httpserver, client, case):
     )
     add_source("hostile", httpserver.url_for("/feed.xml"))
     settings = db.model_copy(update={"fetch_max_bytes": 200_000} if case == "oversize" else {})
-    refresh("hostile", settings)
-    outcome = refresh("hostile", settings)
+    run_check("hostile", settings)
+    outcome = run_check("hostile", settings)
     assert outcome.status == "error"
     assert message in outcome.error, outcome.error
     assert "Traceback" not in outcome.error
@@ -607,7 +607,7 @@ def test_hostile_feeds_mark_health_and_keep_items(db, httpserver, client, case):
 
 def test_a_never_answering_feed_times_out_and_the_api_answers(db, silent_server, client):
     add_source("silent", silent_server)
-    outcome = refresh("silent", db.model_copy(update={"fetch_timeout_s": 1.0}))
+    outcome = run_check("silent", db.model_copy(update={"fetch_timeout_s": 1.0}))
     assert outcome.status == "error"
     assert outcome.error == "timed out after 1 s (total limit)"
     assert client.get("/v1/sources/silent").json()["last_error"] == outcome.error
@@ -622,7 +622,7 @@ def test_a_wrongly_declared_charset_is_recovered(db, httpserver):
         body, content_type="application/rss+xml; charset=utf-8"
     )
     add_source("charset", httpserver.url_for("/cs"))
-    outcome = refresh("charset")
+    outcome = run_check("charset")
     assert (outcome.status, outcome.new_items) == ("ok", 1)
     (item,) = items_of("charset")
     assert item.title == "München setzt auf Jalapeño"
@@ -635,8 +635,8 @@ def test_storage_failures_end_as_an_error_outcome(db, httpserver, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(service, "store_items", broken)
-    outcome = refresh("chips")
+    monkeypatch.setattr(check, "store_items", broken)
+    outcome = run_check("chips")
     assert outcome.status == "error"
     assert outcome.error == "could not store the check: RuntimeError: disk on fire"
     source = source_row("chips")
@@ -655,14 +655,14 @@ def test_text_with_nul_characters_and_overlong_keys_is_stored(db, httpserver):
     ).encode()
     url = serve(httpserver, body)
     add_source("odd", url)
-    outcome = refresh("odd")
+    outcome = run_check("odd")
     assert outcome.status == "ok", outcome.error
     (item,) = items_of("odd")
     assert "\x00" not in item.title
     assert item.guid.startswith("sha256:") and len(item.guid) <= 1000
     assert item.link is None and item.link_norm.startswith("sha256:")
     assert len(item.author) == 500
-    assert refresh("odd").new_items == 0
+    assert run_check("odd").new_items == 0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -683,7 +683,7 @@ def test_mentions_link_items_to_entities_in_english_and_chinese(db, httpserver):
         ),
     )
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     with session_scope(write=False) as session:
         rows = session.execute(
             select(Item.guid, ItemMention.entity_id, ItemMention.entity_kind).join(
@@ -709,8 +709,8 @@ def test_mentions_follow_an_updated_item(db, httpserver):
         rss([Entry("About Jalapeño", guid="u1", body="x")])
     )
     add_source("chips", httpserver.url_for("/f"))
-    refresh("chips")
-    assert refresh("chips").updated_items == 1
+    run_check("chips")
+    assert run_check("chips").updated_items == 1
     with session_scope(write=False) as session:
         assert set(session.scalars(select(ItemMention.entity_id))) == {"jalapeno"}
 
@@ -719,49 +719,39 @@ def test_the_entity_matcher_is_rebuilt_when_names_change(db):
     from chipwatch.knowledge.models import Chip
 
     with session_scope() as session:
-        first, _ = service.entity_matcher(session=session)
-        again, _ = service.entity_matcher(session=session)
+        first, _ = mentions.entity_matcher(session=session)
+        again, _ = mentions.entity_matcher(session=session)
         assert first is again
         session.get(Chip, "jalapeno").aliases = [*session.get(Chip, "jalapeno").aliases, "Habanero"]
         session.flush()
-        rebuilt, _ = service.entity_matcher(session=session)
+        rebuilt, _ = mentions.entity_matcher(session=session)
         assert rebuilt is not first
         assert "jalapeno" in rebuilt.entities_in("OpenAI's Habanero chip")
 
 
-def test_new_items_are_handed_to_the_signal_evaluator_in_the_same_transaction(db, httpserver, monkeypatch):
-    import sys
-    import types
-
+def test_new_items_are_handed_to_the_signal_evaluator_in_the_same_transaction(db, httpserver, listen):
     seen = []
 
     def evaluate_items(*, session, item_ids):
         # The items are visible in the evaluator's session: same transaction, not yet committed.
         seen.append(sorted(session.get(Item, i).guid for i in item_ids))
 
-    module = types.ModuleType("chipwatch.signals.evaluation")
-    module.evaluate_items = evaluate_items
-    monkeypatch.setitem(sys.modules, "chipwatch.signals.evaluation", module)
+    listen(evaluate_items)
     url = serve(httpserver, rss(entries(2)))
     add_source("chips", url)
-    refresh("chips")
+    run_check("chips")
     assert seen == [["story-0", "story-1"]]
-    refresh("chips")  # nothing new: not called again
+    run_check("chips")  # nothing new: not called again
     assert len(seen) == 1
 
 
-def test_a_failing_evaluator_rolls_the_items_back(db, httpserver, monkeypatch):
-    import sys
-    import types
-
+def test_a_failing_evaluator_rolls_the_items_back(db, httpserver, listen):
     def evaluate_items(*, session, item_ids):
         raise ValueError("rule engine broke")
 
-    module = types.ModuleType("chipwatch.signals.evaluation")
-    module.evaluate_items = evaluate_items
-    monkeypatch.setitem(sys.modules, "chipwatch.signals.evaluation", module)
+    listen(evaluate_items)
     add_source("chips", serve(httpserver, rss(entries(2))))
-    outcome = refresh("chips")
+    outcome = run_check("chips")
     assert outcome.status == "error"
     assert "rule engine broke" in outcome.error
     assert item_count() == 0
@@ -771,7 +761,7 @@ def test_a_failing_evaluator_rolls_the_items_back(db, httpserver, monkeypatch):
 def test_gzip_encoded_feeds_are_stored(db, httpserver):
     url = serve(httpserver, gzip.compress(rss(entries(2))), headers={"Content-Encoding": "gzip"})
     add_source("gz", url)
-    assert refresh("gz").new_items == 2
+    assert run_check("gz").new_items == 2
 
 
 def test_health_events_match_their_published_schema(db, closed_port_url):
@@ -784,7 +774,7 @@ def test_health_events_match_their_published_schema(db, closed_port_url):
     )
     validator = jsonschema.Draft202012Validator(json.loads(schema_path.read_text()))
     add_source("down", closed_port_url)
-    refresh("down")
+    run_check("down")
     (data,) = health_events("down")
     body = {"type": "source.health_changed", "timestamp": datetime.now(UTC).isoformat(), "data": data}
     assert list(validator.iter_errors(body)) == []

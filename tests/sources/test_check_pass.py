@@ -17,9 +17,10 @@ from werkzeug.wrappers import Request, Response
 
 from chipwatch.db import session_scope
 from chipwatch.scheduler import collect_jobs
-from chipwatch.sources.jobs import JOBS, check_due, claim_due, refresh_sources
+from chipwatch.sources.check_pass import check_due, check_sources, claim_due
+from chipwatch.sources.jobs import JOBS
 from chipwatch.sources.models import Source
-from tests.sources.conftest import Entry, add_source, health_events, rss, source_row
+from tests.fixtures.sources import Entry, add_source, health_events, rss, source_row
 
 FEED = rss([Entry("Groq ships LPU v2", guid="lpu-2", body="Groq's second LPU.")])
 
@@ -197,12 +198,12 @@ def test_the_per_host_limit_holds(db, threaded_server):
     assert state["peak"] == 2
 
 
-def test_refresh_sources_checks_named_sources_now(db, httpserver):
+def test_check_sources_checks_named_sources_now(db, httpserver):
     httpserver.expect_request("/feed.xml").respond_with_data(FEED)
     add_source("later", httpserver.url_for("/feed.xml"), next_check_at=datetime.now(UTC) + timedelta(days=1))
     seen = []
     outcomes = asyncio.run(
-        refresh_sources(["later", "nope", "36kr"], settings=db, on_outcome=lambda o: seen.append(o.source_id))
+        check_sources(["later", "nope", "36kr"], settings=db, on_outcome=lambda o: seen.append(o.source_id))
     )
     by_id = {o.source_id: o for o in outcomes}
     assert by_id["later"].new_items == 1
