@@ -1,4 +1,4 @@
-"""Webhook fan-out throughput: one signal change delivered to 500 subscribers on a local receiver.
+"""Webhook fan-out throughput: one signal change delivered to 500 endpoints on a local receiver.
 
 Each round commits one ``signal.status_changed`` event and times the dispatcher from that commit until
 all 500 deliveries are recorded as succeeded (fan-out, claims, signing, HTTP, attempt log).  The
@@ -6,7 +6,7 @@ baseline, in the same run and against the same receiver process, is plain httpx 
 bodies at the same concurrency with no database and no signing.  Prints deliveries/s for both and the
 ratio dispatcher / raw (goal >= 0.6).
 
-    python benchmarks/webhooks.py [--subscribers 500] [--rounds 5] [--concurrency 64]
+    python benchmarks/webhooks.py [--endpoints 500] [--rounds 5] [--concurrency 64]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", a
 
 def sample_change() -> dict:
     """A realistic ``signal.status_changed`` payload with two pieces of deciding evidence."""
-    from chipwatch.webhooks.service import status_changed_data
+    from chipwatch.signals.events import status_changed_data
 
     now = datetime.now(UTC)
     signal = SimpleNamespace(question="Has an independent party reproduced Jalapeno's 104.3x figure?",
@@ -67,7 +67,7 @@ def sample_change() -> dict:
 def subscribe_all(receiver_port: int, n: int) -> None:
     from chipwatch.db import session_scope
     from chipwatch.signals.models import Signal
-    from chipwatch.webhooks import service
+    from chipwatch.webhooks import endpoints
     from chipwatch.webhooks.schemas import WebhookCreate
 
     with session_scope() as session:
@@ -75,13 +75,13 @@ def subscribe_all(receiver_port: int, n: int) -> None:
             session.add(Signal(id="jalapeno-repro", question="?", opened_on=date(2026, 8, 25)))
         for i in range(n):
             url = f"http://127.0.0.1:{receiver_port}/hooks/{i}"
-            service.create_webhook(session=session, webhook_in=WebhookCreate(url=url), allow_private=True)
+            endpoints.create_endpoint(session=session, endpoint_in=WebhookCreate(url=url), allow_private=True)
 
 
 async def dispatcher_round(dispatcher, data: dict, n: int) -> float:
     """Seconds from committing one event to all ``n`` deliveries recorded as succeeded."""
     from chipwatch.db import session_scope
-    from chipwatch.events import emit
+    from chipwatch.outbox.emit import emit
 
     def commit() -> None:
         with session_scope() as session:
@@ -114,26 +114,26 @@ async def raw_round(client: httpx.AsyncClient, urls: list[str], body: bytes, con
 async def measure(args, receiver_port: int) -> tuple[list[float], list[float]]:
     from chipwatch.config import get_settings
     from chipwatch.webhooks import signing
-    from chipwatch.webhooks.delivery import Dispatcher
+    from chipwatch.webhooks.dispatcher import Dispatcher
 
     settings = get_settings()
     data = sample_change()
     body = signing.event_body("signal.status_changed", datetime.now(UTC), data).encode()
-    urls = [f"http://127.0.0.1:{receiver_port}/hooks/{i}" for i in range(args.subscribers)]
+    urls = [f"http://127.0.0.1:{receiver_port}/hooks/{i}" for i in range(args.endpoints)]
     limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
     ours, raw = [], []
     async with Dispatcher(settings) as dispatcher, httpx.AsyncClient(limits=limits, timeout=30) as client:
-        await dispatcher_round(dispatcher, data, args.subscribers)  # warm-up: connections, caches
+        await dispatcher_round(dispatcher, data, args.endpoints)  # warm-up: connections, caches
         await raw_round(client, urls, body, args.concurrency)
         for _ in range(args.rounds):
-            ours.append(await dispatcher_round(dispatcher, data, args.subscribers))
+            ours.append(await dispatcher_round(dispatcher, data, args.endpoints))
             raw.append(await raw_round(client, urls, body, args.concurrency))
     return ours, raw
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--subscribers", type=int, default=500)
+    ap.add_argument("--endpoints", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--concurrency", type=int, default=64, help="CHIPWATCH_WEBHOOK_CONCURRENCY and raw")
     args = ap.parse_args()
@@ -147,11 +147,11 @@ def main() -> None:
         get_settings.cache_clear()
         port = free_port()
         with server([sys.executable, "-c", RECEIVER_APP, str(port)], env, port, "/"):
-            subscribe_all(port, args.subscribers)
+            subscribe_all(port, args.endpoints)
             ours, raw = asyncio.run(measure(args, port))
-    n = args.subscribers
+    n = args.endpoints
     ours_rate, raw_rate = n / statistics.median(ours), n / statistics.median(raw)
-    print(f"subscribers {n}, concurrency {args.concurrency}, rounds {args.rounds} (median)")
+    print(f"endpoints {n}, concurrency {args.concurrency}, rounds {args.rounds} (median)")
     print(f"  chipwatch dispatcher: {ours_rate:8.0f} deliveries/s  ({statistics.median(ours) * 1000:.0f} ms "
           f"per fan-out, best {n / min(ours):.0f}/s)")
     print(f"  raw httpx POSTs:      {raw_rate:8.0f} requests/s    ({statistics.median(raw) * 1000:.0f} ms, "

@@ -9,7 +9,7 @@ from standardwebhooks import Webhook as StandardWebhook
 
 from chipwatch.db import session_scope
 from chipwatch.signals.models import Signal
-from tests.webhooks.conftest import Reply, deliver, health_event, set_env
+from tests.fixtures.webhooks import Reply, deliver, health_event, set_env
 
 PROBLEM = "application/problem+json"
 

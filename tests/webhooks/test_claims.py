@@ -8,19 +8,21 @@ from datetime import UTC, datetime, timedelta
 
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
-from chipwatch.webhooks import service
+from chipwatch.outbox.emit import emit
+from chipwatch.webhooks import deliveries as delivery_log
+from chipwatch.webhooks import outbox
 from chipwatch.webhooks.models import Delivery
-from tests.webhooks.conftest import health_event, subscribe
+from tests.fixtures.webhooks import health_event, subscribe
 
 
 def _fan_out() -> None:
     with session_scope() as session:
-        service.fan_out(session=session)
+        outbox.fan_out(session=session)
 
 
 def _claim(worker: str, *, lease_s: float = 30, limit: int = 100, per_endpoint: int = 100, in_flight=None):
     with session_scope() as session:
-        return service.claim_due(
+        return outbox.claim_due(
             session=session, worker_id=worker, lease_s=lease_s, limit=limit,
             per_endpoint_limit=per_endpoint, in_flight=in_flight,
         )
@@ -46,18 +48,16 @@ def test_claims_respect_the_per_endpoint_limit_and_what_is_in_flight(db):
     for _ in range(6):
         health_event()
     with session_scope() as session:
-        from chipwatch.events import emit
-
         for _ in range(3):
             emit(session, "signal.status_changed", {})
     _fan_out()
     got = _claim("w1", per_endpoint=2)
-    assert sorted(c.webhook_id for c in got) == sorted([a.id, a.id, b.id, b.id])
+    assert sorted(c.endpoint_id for c in got) == sorted([a.id, a.id, b.id, b.id])
     # With a's slots half used and b's full, only a gets one more.
     got = _claim("w2", per_endpoint=2, in_flight={a.id: 1, b.id: 2})
-    assert [c.webhook_id for c in got] == [a.id]
+    assert [c.endpoint_id for c in got] == [a.id]
     got = _claim("w3", per_endpoint=2, in_flight={a.id: 2, b.id: 1})
-    assert [c.webhook_id for c in got] == [b.id]  # b's third and last delivery
+    assert [c.endpoint_id for c in got] == [b.id]  # b's third and last delivery
     assert _claim("w4", per_endpoint=2, in_flight={a.id: 2}) == []
     assert len(_claim("w5", per_endpoint=5, limit=1)) == 1
 
@@ -100,21 +100,21 @@ def test_a_late_failure_from_a_lapsed_claim_is_only_logged(db):
     time.sleep(0.2)
     [fresh] = _claim("new-worker")
     now = datetime.now(UTC)
-    late = service.AttemptOutcome(
-        delivery_id=stale.delivery_id, webhook_id=hook.id, worker_id="slow-worker",
+    late = outbox.AttemptOutcome(
+        delivery_id=stale.delivery_id, endpoint_id=hook.id, worker_id="slow-worker",
         attempted_at=now, latency_ms=5.0, status_code=500,
     )
     with session_scope() as session:
-        service.record_attempts(session=session, outcomes=[late], settings=get_settings())
+        outbox.record_attempts(session=session, outcomes=[late], settings=get_settings())
     with session_scope(write=False) as session:
         row = session.get(Delivery, fresh.delivery_id)
         assert row.claimed_by == "new-worker" and row.attempts == 0 and row.status == "pending"
-    ok = service.AttemptOutcome(
-        delivery_id=fresh.delivery_id, webhook_id=hook.id, worker_id="new-worker",
+    ok = outbox.AttemptOutcome(
+        delivery_id=fresh.delivery_id, endpoint_id=hook.id, worker_id="new-worker",
         attempted_at=now + timedelta(seconds=1), latency_ms=5.0, status_code=200,
     )
     with session_scope() as session:
-        service.record_attempts(session=session, outcomes=[ok], settings=get_settings())
+        outbox.record_attempts(session=session, outcomes=[ok], settings=get_settings())
     with session_scope(write=False) as session:
         row = session.get(Delivery, fresh.delivery_id)
         assert row.status == "succeeded" and row.attempts == 1 and row.claimed_by is None
@@ -122,15 +122,15 @@ def test_a_late_failure_from_a_lapsed_claim_is_only_logged(db):
     assert [a["status_code"] for a in delivery["attempt_log"]] == [500, 200]
 
 
-def service_deliveries(webhook_id: str):
+def service_deliveries(endpoint_id: str):
     with session_scope(write=False) as session:
-        return service.list_deliveries(session=session, webhook_id=webhook_id, status=None, limit=10,
-                                       before_id=None)[0]
+        return delivery_log.list_deliveries(session=session, endpoint_id=endpoint_id, status=None, limit=10,
+                                            cursor=None)[0]
 
 
 def test_retry_schedule_arithmetic():
     schedule = [0, 5, 300]
-    assert service.retry_delay_s(1, schedule, None) == 5
-    assert service.retry_delay_s(2, schedule, 30) == 300
-    assert service.retry_delay_s(1, schedule, 30) == 30
-    assert service.retry_delay_s(3, schedule, None) is None
+    assert outbox.retry_delay_s(1, schedule, None) == 5
+    assert outbox.retry_delay_s(2, schedule, 30) == 300
+    assert outbox.retry_delay_s(1, schedule, 30) == 30
+    assert outbox.retry_delay_s(3, schedule, None) is None

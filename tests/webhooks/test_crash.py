@@ -14,10 +14,11 @@ import httpx
 from sqlalchemy import select
 
 from chipwatch.db import session_scope
-from chipwatch.events import emit
-from chipwatch.webhooks.models import Delivery, Event
+from chipwatch.outbox.emit import emit
+from chipwatch.outbox.models import Event
+from chipwatch.webhooks.models import Delivery
 from tests.fixtures.database import ADMIN_TOKEN
-from tests.webhooks.conftest import HEALTH, Reply, subscribe
+from tests.fixtures.webhooks import HEALTH, Reply, subscribe
 
 SCRIPT = Path(__file__).with_name("serve_with_dispatcher.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,20 +12,21 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
+from chipwatch.kit.retry_after import parse_retry_after
 from chipwatch.metrics import REGISTRY
 from chipwatch.signals.models import Signal
-from chipwatch.webhooks import service
-from chipwatch.webhooks.delivery import Dispatcher, parse_retry_after
-from chipwatch.webhooks.models import Webhook
-from tests.webhooks.conftest import (
+from chipwatch.webhooks import endpoints
+from chipwatch.webhooks.dispatcher import Dispatcher
+from chipwatch.webhooks.models import Endpoint
+from tests.fixtures.webhooks import (
     Reply,
     deliver,
     deliveries,
     emit_event,
+    endpoint_row,
     health_event,
     set_env,
     subscribe,
-    webhook_row,
 )
 
 
@@ -67,7 +68,7 @@ def test_fails_twice_then_accepts_three_attempts_one_webhook_id(db, receiver, mo
     assert delivery["status"] == "succeeded" and delivery["attempts"] == 3
     assert [a["status_code"] for a in delivery["attempt_log"]] == [500, 502, 200]
     assert [a["error"] for a in delivery["attempt_log"]] == ["HTTP 500", "HTTP 502", None]
-    assert webhook_row(hook.id).failing_since is None
+    assert endpoint_row(hook.id).failing_since is None
 
 
 def test_schedule_runs_out_then_failed(db, receiver, monkeypatch):
@@ -80,7 +81,7 @@ def test_schedule_runs_out_then_failed(db, receiver, monkeypatch):
     assert stats.failed == 1
     [delivery] = deliveries(hook.id)
     assert delivery["status"] == "failed" and delivery["next_attempt_at"] is None
-    assert webhook_row(hook.id).enabled  # one failed delivery is not five days of failures
+    assert endpoint_row(hook.id).enabled  # one failed delivery is not five days of failures
 
 
 def test_failure_schedules_the_next_attempt_from_the_schedule(db, receiver, monkeypatch):
@@ -94,7 +95,7 @@ def test_failure_schedules_the_next_attempt_from_the_schedule(db, receiver, monk
     assert delivery["status"] == "pending" and delivery["attempts"] == 1
     wait = delivery["next_attempt_at"] - before
     assert timedelta(seconds=299) < wait < timedelta(seconds=310)
-    assert webhook_row(hook.id).failing_since is not None
+    assert endpoint_row(hook.id).failing_since is not None
 
 
 def _counter(outcome: str) -> float:
@@ -109,7 +110,7 @@ def test_410_disables_the_endpoint_and_says_so(db, receiver):
     stats = deliver()
     assert stats.disabled == 1
     assert (_counter("disabled"), _counter("failed")) == (before[0] + 1, before[1] + 1)
-    row = webhook_row(hook.id)
+    row = endpoint_row(hook.id)
     assert row.enabled is False and "410" in row.disabled_reason
     [delivery] = deliveries(hook.id)
     assert delivery["status"] == "failed" and "410" in delivery["last_error"]
@@ -204,7 +205,7 @@ def test_rotation_signs_with_both_secrets_during_the_overlap(db, receiver):
     hook = subscribe(receiver.url("/rot"))
     old_secret = hook.secret
     with session_scope() as session:
-        new_secret = service.rotate_secret(session=session, webhook_id=hook.id).secret
+        new_secret = endpoints.rotate_secret(session=session, endpoint_id=hook.id).secret
     health_event()
     deliver()
     got = receiver.wait_for(1, "/rot")[0]
@@ -213,7 +214,7 @@ def test_rotation_signs_with_both_secrets_during_the_overlap(db, receiver):
         StandardWebhook(secret).verify(got.body, got.headers)
     # After the overlap only the new secret signs.
     with session_scope() as session:
-        row = session.get(Webhook, hook.id)
+        row = session.get(Endpoint, hook.id)
         row.previous_secret_expires_at = datetime.now(UTC) - timedelta(seconds=1)
     health_event()
     deliver()
@@ -245,12 +246,12 @@ def test_endpoint_failing_for_five_days_is_disabled(db, receiver, monkeypatch):
     hook = subscribe(receiver.url("/dead"))
     receiver.script("/dead", [Reply(500)])
     with session_scope() as session:
-        row = session.get(Webhook, hook.id)
+        row = session.get(Endpoint, hook.id)
         row.failing_since = datetime.now(UTC) - timedelta(days=5, minutes=1)
     health_event()
     stats = deliver()
     assert stats.disabled == 1
-    row = webhook_row(hook.id)
+    row = endpoint_row(hook.id)
     assert row.enabled is False
     assert "5 days" in row.disabled_reason and "HTTP 500" in row.disabled_reason
 
@@ -264,7 +265,7 @@ def test_fan_out_follows_type_and_signal_filters(db, receiver):
     only_health = subscribe(receiver.url("/health"), event_types=["source.health_changed"])
     disabled = subscribe(receiver.url("/off"))
     with session_scope() as session:
-        session.get(Webhook, disabled.id).enabled = False
+        session.get(Endpoint, disabled.id).enabled = False
     data = {"signal_id": "x"}
     emit_event("signal.evidence_added", data, signal_id="wh-sig-a")
     emit_event("signal.evidence_added", data, signal_id="wh-sig-b")
@@ -313,7 +314,7 @@ def test_a_commit_wakes_the_running_dispatcher(db, receiver):
 def test_reenabling_resumes_pending_deliveries(db, receiver, client, admin_headers):
     hook = subscribe(receiver.url("/back"))
     with session_scope() as session:
-        session.get(Webhook, hook.id).enabled = False
+        session.get(Endpoint, hook.id).enabled = False
     health_event()
     deliver()
     assert receiver.at("/back") == []

@@ -12,12 +12,14 @@ import pytest
 from standardwebhooks import Webhook as StandardWebhook
 
 from chipwatch.db import session_scope
-from chipwatch.events import emit
+from chipwatch.outbox.emit import emit
+from chipwatch.outbox.models import EVENT_TYPES
+from chipwatch.signals.events import deadline_approaching_data, evidence_added_data, status_changed_data
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.sources.models import Source
-from chipwatch.webhooks import service
-from chipwatch.webhooks.models import EVENT_TYPES
-from tests.webhooks.conftest import deliver, subscribe
+from chipwatch.sources.service import health_event_data
+from chipwatch.webhooks import endpoints
+from tests.fixtures.webhooks import deliver, subscribe
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schema" / "events"
 FORMATS = jsonschema.FormatChecker()
@@ -84,17 +86,17 @@ def signal_change(db):
 def _produce_every_event(signal, history, evidence, source, webhook_id):
     """Emit one event of each type, with data from the producers' builder functions."""
     with session_scope() as session:
-        emit(session, "signal.status_changed", service.status_changed_data(signal, history, evidence),
+        emit(session, "signal.status_changed", status_changed_data(signal, history, evidence),
              signal_id=signal.id)
-        emit(session, "signal.evidence_added", service.evidence_added_data(signal, evidence[0]),
+        emit(session, "signal.evidence_added", evidence_added_data(signal, evidence[0]),
              signal_id=signal.id)
         emit(session, "signal.deadline_approaching",
-             service.deadline_approaching_data(signal, today=datetime.now(UTC).date()), signal_id=signal.id)
+             deadline_approaching_data(signal, today=datetime.now(UTC).date()), signal_id=signal.id)
         source.last_error, source.consecutive_failures = "HTTP 503", 4
         source.last_checked_at = datetime.now(UTC)
-        emit(session, "source.health_changed", service.source_health_changed_data(source, healthy=False),
+        emit(session, "source.health_changed", health_event_data(source),
              source_id=source.id)
-        service.queue_test_delivery(session=session, webhook_id=webhook_id, message="hello")
+        endpoints.send_test(session=session, endpoint_id=webhook_id, message="hello")
 
 
 def test_delivered_payloads_validate_against_their_schemas(signal_change, receiver):
@@ -126,7 +128,7 @@ def test_reopened_signal_has_no_resolved_at(signal_change):
     signal, history, evidence, _ = signal_change
     history.from_status, history.to_status = "resolved", "open"
     history.from_outcome, history.to_outcome, history.cause, history.version = "yes", None, "manual", 2
-    data = service.status_changed_data(signal, history, [])
+    data = status_changed_data(signal, history, [])
     payload = {"type": "signal.status_changed", "timestamp": "2026-11-29T12:00:00Z", "data": data}
     assert list(validator("signal.status_changed").iter_errors(payload)) == []
     assert data["resolved_at"] is None and data["current"] == {"status": "open", "outcome": None}
@@ -148,10 +150,10 @@ def test_schemas_reject_broken_payloads(signal_change, event_type, breakage):
     signal, history, evidence, source = signal_change
     source.last_checked_at = None
     data = {
-        "signal.status_changed": lambda: service.status_changed_data(signal, history, evidence),
-        "signal.evidence_added": lambda: service.evidence_added_data(signal, evidence[0]),
-        "source.health_changed": lambda: service.source_health_changed_data(source, healthy=True),
-        "webhook.test": lambda: service.webhook_test_data(webhook_id="wh_1", message="m"),
+        "signal.status_changed": lambda: status_changed_data(signal, history, evidence),
+        "signal.evidence_added": lambda: evidence_added_data(signal, evidence[0]),
+        "source.health_changed": lambda: health_event_data(source),
+        "webhook.test": lambda: endpoints.webhook_test_data(webhook_id="wh_1", message="m"),
     }[event_type]()
     payload = {"type": event_type, "timestamp": "2026-11-29T12:00:00Z", "data": data}
     assert list(validator(event_type).iter_errors(payload)) == []

@@ -1,1 +1,2 @@
-"""Webhooks: subscriptions, outbox fan-out, Standard Webhooks signing, delivery with retries."""
+"""Webhooks: endpoints (subscriptions to event types), outbox fan-out and claims, Standard Webhooks
+signing, the dispatcher with retries, and the delivery log."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 from chipwatch.config import Settings
-from chipwatch.scheduler import Job
-from chipwatch.webhooks.delivery import Dispatcher, DispatchStats, run_once, running_dispatcher
+from chipwatch.kit.jobs import Job
+from chipwatch.webhooks.dispatcher import Dispatcher, DispatchStats, run_once, running_dispatcher
 
 log = logging.getLogger(__name__)
 

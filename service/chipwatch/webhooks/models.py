@@ -7,13 +7,13 @@ from datetime import datetime
 from sqlalchemy import JSON, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from chipwatch.knowledge.models import utcnow
-from chipwatch.outbox.models import EVENT_TYPES, Event  # noqa: F401  (until importers use chipwatch.outbox)
+from chipwatch.kit.time import utcnow
+from chipwatch.outbox.models import Event  # noqa: F401  (until importers use chipwatch.outbox)
 from chipwatch.types import UTCDateTime
 
 
-class Webhook(SQLModel, table=True):
-    """A subscriber endpoint."""
+class Endpoint(SQLModel, table=True):
+    """A webhook endpoint: a URL and the events it subscribed to (the API's ``/v1/webhooks/{id}``)."""
 
     __tablename__ = "webhooks"
 
@@ -32,7 +32,10 @@ class Webhook(SQLModel, table=True):
 
 
 class Delivery(SQLModel, table=True):
-    """One event to one endpoint; retried until it succeeds or the schedule runs out."""
+    """One event to one endpoint; retried until it succeeds or the schedule runs out.
+
+    ``webhook_id`` is the endpoint's id (the column and the API field keep the published name).
+    """
 
     __tablename__ = "deliveries"
     __table_args__ = (

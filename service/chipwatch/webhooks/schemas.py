@@ -1,27 +1,32 @@
-"""Request and response models of the webhooks API (the tables live in ``models.py``)."""
+"""Request and response models of the webhooks API (the tables live in ``models.py``).
+
+The API serves webhook *endpoints* under ``/v1/webhooks``; the class names below are the OpenAPI
+component names the API has published (``WebhookCreate``, ``WebhookPublic``...), so they keep them.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from chipwatch.api import Page
+from chipwatch.kit.pagination import Page
+from chipwatch.kit.time import as_utc
 from chipwatch.outbox.models import EVENT_TYPES
 
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
 # SQLite hands back naive datetimes; every stored time is UTC, so say so in the answer.
-UtcDatetime = Annotated[datetime, AfterValidator(lambda v: v.replace(tzinfo=UTC) if v.tzinfo is None else v)]
+UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 
-# A subscription that names no types gets every change announcement; ``webhook.test`` is always
-# delivered to the endpoint it was sent to, whatever the subscription says.
+# An endpoint that names no types gets every change announcement; ``webhook.test`` is always
+# delivered to the endpoint it was sent to, whatever types it names.
 DEFAULT_EVENT_TYPES: tuple[str, ...] = tuple(t for t in EVENT_TYPES if t != "webhook.test")
 
 
 class WebhookBase(BaseModel):
-    """Fields a subscriber chooses."""
+    """Fields chosen when an endpoint is created."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -65,7 +70,7 @@ class WebhookUpdate(BaseModel):
 
 
 class WebhookPublic(BaseModel):
-    """A subscription as the API shows it; the secret is never shown again after creation or rotation."""
+    """An endpoint as the API shows it; the secret is never shown again after creation or rotation."""
 
     id: str
     url: str
@@ -82,7 +87,7 @@ class WebhookPublic(BaseModel):
 
 
 class WebhookWithSecret(WebhookPublic):
-    """Answer of ``POST /v1/webhooks``: the subscription and its signing secret, shown this once."""
+    """Answer of ``POST /v1/webhooks``: the endpoint and its signing secret, shown this once."""
 
     secret: str = Field(description="whsec_... signing secret; store it now, it is not shown again")
 

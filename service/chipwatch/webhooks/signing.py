@@ -19,6 +19,8 @@ from typing import Any
 import orjson
 from standardwebhooks import Webhook as _StandardWebhook
 
+from chipwatch.kit.time import rfc3339
+
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 24
 SIGNATURE_VERSION = "v1"
@@ -72,16 +74,6 @@ def signature_header(secrets: Iterable[str], msg_id: str, timestamp: int | str, 
     return " ".join(parts)
 
 
-def split_signatures(header: str) -> list[tuple[str, str]]:
-    """``[(version, signature), ...]`` from a ``webhook-signature`` value; malformed entries are skipped."""
-    out = []
-    for entry in header.split():
-        version, sep, sig = entry.partition(",")
-        if sep and version and sig:
-            out.append((version, sig))
-    return out
-
-
 def event_body(event_type: str, occurred_at: datetime, data: Mapping[str, Any]) -> str:
     """The delivery body ``{"type", "timestamp", "data"}`` as compact JSON text.
 
@@ -89,7 +81,7 @@ def event_body(event_type: str, occurred_at: datetime, data: Mapping[str, Any]) 
     ``webhook-timestamp`` header is the time of the attempt. Serialise once and send exactly the signed
     text: re-serialising JSON (spacing, key order) breaks the signature.
     """
-    return orjson.dumps({"type": event_type, "timestamp": isoformat_z(occurred_at), "data": data}).decode()
+    return orjson.dumps({"type": event_type, "timestamp": rfc3339(occurred_at), "data": data}).decode()
 
 
 def delivery_headers(
@@ -105,8 +97,3 @@ def delivery_headers(
         "content-type": CONTENT_TYPE,
     }
 
-
-def isoformat_z(value: datetime) -> str:
-    """RFC 3339 UTC text ending in ``Z``; a naive datetime is taken to be UTC (SQLite returns those)."""
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.isoformat().replace("+00:00", "Z")

@@ -22,23 +22,23 @@ the claim window has been sent, when the next retry falls due, and at least ever
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
-import os
-import secrets as _secrets
-import socket
 import time
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime
+from datetime import datetime
 
 import httpx
 
 from chipwatch import metrics
 from chipwatch.config import Settings
 from chipwatch.db import session_scope
+from chipwatch.kit.claims import new_worker_id
+from chipwatch.kit.retry_after import parse_retry_after
+from chipwatch.kit.time import utcnow
 from chipwatch.netguard import BlockedAddressError, GuardedTransport, HostResolutionError
-from chipwatch.outbox import emit as outbox_emit
-from chipwatch.webhooks import service, signing
+from chipwatch.outbox.emit import add_waker
+from chipwatch.webhooks import outbox, signing
+from chipwatch.webhooks.outbox import AttemptOutcome, ClaimedDelivery
 
 log = logging.getLogger(__name__)
 
@@ -63,30 +63,6 @@ def default_lease_s(settings: Settings) -> float:
     is left is released unsent, so a lease never ends while its holder is still sending.
     """
     return 2 * settings.webhook_timeout_s + LEASE_MARGIN_S
-
-
-def new_worker_id() -> str:
-    """``host:pid:random``, at most 64 characters: who holds a claim (``deliveries.claimed_by``)."""
-    return f"{socket.gethostname()[:40]}:{os.getpid()}:{_secrets.token_hex(3)}"[:64]
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date, RFC 9110 10.2.3).
-
-    Returns None when absent or unparseable; a date in the past gives 0.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass
@@ -130,7 +106,7 @@ class Dispatcher:
         self.per_endpoint = max(1, settings.webhook_per_endpoint_concurrency)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
-        self._claimed: dict[str, int] = {}  # webhook id -> claimed deliveries not yet sent or ended
+        self._claimed: dict[str, int] = {}  # endpoint id -> claimed deliveries not yet sent or ended
         self._slots = asyncio.Semaphore(self.capacity)
         self.window = claim_window(settings)
         # A new round starts once this many claims have been sent; the 1.5 x concurrency still
@@ -138,7 +114,7 @@ class Dispatcher:
         self._round_threshold = max(self.window // 4, self.window - (3 * self.capacity) // 2)
         self._released: list[int] = []  # queued too long: handed back unsent in the next round
         self._tasks: set[asyncio.Task] = set()
-        self._outcomes: list[service.AttemptOutcome] = []
+        self._outcomes: list[AttemptOutcome] = []
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -186,7 +162,7 @@ class Dispatcher:
         await self.open()
         self._stopping = False
         # Called from whichever thread committed; wake() hands over to the dispatcher's loop.
-        self._remove_waker = outbox_emit.add_waker(self.wake)
+        self._remove_waker = add_waker(self.wake)
         self._runner = asyncio.create_task(self._run_forever(), name="webhooks.dispatcher")
         _active.add(self)
         log.info("webhook dispatcher started", extra={"worker_id": self.worker_id})
@@ -245,7 +221,7 @@ class Dispatcher:
                 continue  # more may be due right now
             wait_s = self.poll_interval_s
             if next_due is not None and room >= self._round_threshold:
-                wait_s = min(wait_s, (next_due - datetime.now(UTC)).total_seconds())
+                wait_s = min(wait_s, (next_due - utcnow()).total_seconds())
             # Something due that could not be claimed (its endpoint's slots are busy, another worker
             # holds it) is picked up when attempts end or a commit wakes us; never spin on it.
             wait_s = max(wait_s, MIN_IDLE_WAIT_S)
@@ -288,7 +264,7 @@ class Dispatcher:
                 # Serialised once per event per round: every endpoint gets the same bytes, signed apart.
                 body = signing.event_body(claim.event_type, claim.occurred_at, claim.data)
                 bodies[claim.event_id] = body
-            self._claimed[claim.webhook_id] = self._claimed.get(claim.webhook_id, 0) + 1
+            self._claimed[claim.endpoint_id] = self._claimed.get(claim.endpoint_id, 0) + 1
             task = asyncio.create_task(self._attempt(claim, body, send_by))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -296,24 +272,24 @@ class Dispatcher:
         return stats, next_due
 
     def _db_round(
-        self, outcomes: list[service.AttemptOutcome], released: list[int], room: int, claimed: dict[str, int]
-    ) -> tuple[DispatchStats, list[service.ClaimedDelivery], datetime | None]:
+        self, outcomes: list[AttemptOutcome], released: list[int], room: int, claimed: dict[str, int]
+    ) -> tuple[DispatchStats, list[ClaimedDelivery], datetime | None]:
         # One short transaction per round: every commit costs a disk sync and, on SQLite, the
         # database-wide write lock.
         stats = DispatchStats()
-        claims: list[service.ClaimedDelivery] = []
+        claims: list[ClaimedDelivery] = []
         next_due = None
         with session_scope(self.settings) as session:
             if outcomes:
-                result = service.record_attempts(session=session, outcomes=outcomes, settings=self.settings)
+                result = outbox.record_attempts(session=session, outcomes=outcomes, settings=self.settings)
                 stats.succeeded, stats.retried, stats.failed = result.succeeded, result.retried, result.failed
                 stats.disabled = len(result.disabled)
             if released:
-                service.release_claims(session=session, delivery_ids=released, worker_id=self.worker_id)
-            fanned = service.fan_out(session=session)
+                outbox.release_claims(session=session, delivery_ids=released, worker_id=self.worker_id)
+            fanned = outbox.fan_out(session=session)
             stats.events, stats.deliveries_created = fanned.events, fanned.deliveries
             if room > 0 and not self._stopping:
-                claims = service.claim_due(
+                claims = outbox.claim_due(
                     session=session,
                     worker_id=self.worker_id,
                     lease_s=self.lease_s,
@@ -322,7 +298,7 @@ class Dispatcher:
                     in_flight=claimed,
                 )
             if len(claims) < room:
-                next_due = service.next_due_at(session=session)
+                next_due = outbox.next_due_at(session=session)
         stats.claimed = len(claims)
         if stats.disabled:
             metrics.DELIVERIES.labels("disabled").inc(stats.disabled)
@@ -332,9 +308,9 @@ class Dispatcher:
         outcomes, self._outcomes = self._outcomes, []
         released, self._released = self._released, []
         with session_scope(self.settings) as session:
-            result = service.record_attempts(session=session, outcomes=outcomes, settings=self.settings)
+            result = outbox.record_attempts(session=session, outcomes=outcomes, settings=self.settings)
             if released:
-                service.release_claims(session=session, delivery_ids=released, worker_id=self.worker_id)
+                outbox.release_claims(session=session, delivery_ids=released, worker_id=self.worker_id)
         self.stats.add(DispatchStats(succeeded=result.succeeded, retried=result.retried, failed=result.failed,
                                      disabled=len(result.disabled)))
 
@@ -358,7 +334,7 @@ class Dispatcher:
                 continue
             if self._outcomes or self._released or stats.claimed:
                 continue
-            if next_due is None or next_due > datetime.now(UTC) or idle_rounds >= MAX_IDLE_ROUNDS:
+            if next_due is None or next_due > utcnow() or idle_rounds >= MAX_IDLE_ROUNDS:
                 break
             # Due now but not claimable here (another worker holds the event or the delivery).
             idle_rounds += 1
@@ -366,11 +342,11 @@ class Dispatcher:
         return total
 
     # ------------------------------------------------------------ one attempt
-    async def _attempt(self, claim: service.ClaimedDelivery, body: str, send_by: float) -> None:
-        sem = self._semaphores.get(claim.webhook_id)
+    async def _attempt(self, claim: ClaimedDelivery, body: str, send_by: float) -> None:
+        sem = self._semaphores.get(claim.endpoint_id)
         if sem is None:
-            sem = self._semaphores[claim.webhook_id] = asyncio.Semaphore(self.per_endpoint)
-        outcome: service.AttemptOutcome | None = None
+            sem = self._semaphores[claim.endpoint_id] = asyncio.Semaphore(self.per_endpoint)
+        outcome: AttemptOutcome | None = None
         try:
             # Claims never exceed an endpoint's limit, so only the global slots can make this wait.
             async with sem, self._slots:
@@ -380,17 +356,17 @@ class Dispatcher:
             raise
         except Exception as exc:  # never lose the claim's outcome to an unexpected error
             log.exception("webhook attempt crashed", extra={"delivery_id": claim.delivery_id})
-            outcome = service.AttemptOutcome(
-                delivery_id=claim.delivery_id, webhook_id=claim.webhook_id, worker_id=claim.worker_id,
-                attempted_at=datetime.now(UTC), latency_ms=0.0, error=f"internal error: {type(exc).__name__}",
+            outcome = AttemptOutcome(
+                delivery_id=claim.delivery_id, endpoint_id=claim.endpoint_id, worker_id=claim.worker_id,
+                attempted_at=utcnow(), latency_ms=0.0, error=f"internal error: {type(exc).__name__}",
             )
         finally:
-            left = self._claimed.get(claim.webhook_id, 1) - 1
+            left = self._claimed.get(claim.endpoint_id, 1) - 1
             if left > 0:
-                self._claimed[claim.webhook_id] = left
+                self._claimed[claim.endpoint_id] = left
             else:
-                self._claimed.pop(claim.webhook_id, None)
-                self._semaphores.pop(claim.webhook_id, None)
+                self._claimed.pop(claim.endpoint_id, None)
+                self._semaphores.pop(claim.endpoint_id, None)
         if outcome is None:
             self._released.append(claim.delivery_id)
         else:
@@ -402,17 +378,17 @@ class Dispatcher:
         if self._wake is not None and (self._room() >= self._round_threshold or not self._claimed):
             self._wake.set()
 
-    async def send(self, claim: service.ClaimedDelivery, body: str) -> service.AttemptOutcome:
+    async def send(self, claim: ClaimedDelivery, body: str) -> AttemptOutcome:
         """POST one signed attempt and describe what happened (never raises for network errors).
 
         Fresh ``webhook-timestamp`` and signatures on every attempt, the same ``webhook-id``; the whole
         attempt (connect, send, read at most 4 KiB of the answer) is bounded by ``webhook_timeout_s``.
         """
         assert self._client is not None
-        attempted_at = datetime.now(UTC)
+        attempted_at = utcnow()
         headers = signing.delivery_headers(claim.secrets, claim.msg_id, body)
-        outcome = service.AttemptOutcome(
-            delivery_id=claim.delivery_id, webhook_id=claim.webhook_id, worker_id=claim.worker_id,
+        outcome = AttemptOutcome(
+            delivery_id=claim.delivery_id, endpoint_id=claim.endpoint_id, worker_id=claim.worker_id,
             attempted_at=attempted_at, latency_ms=0.0,
         )
         started = time.perf_counter()
@@ -443,7 +419,7 @@ class Dispatcher:
             outcome.status_code = None
         log.debug(
             "webhook attempt %s -> %s", claim.url, outcome.status_code or outcome.error,
-            extra={"delivery_id": claim.delivery_id, "webhook_id": claim.webhook_id},
+            extra={"delivery_id": claim.delivery_id, "webhook_id": claim.endpoint_id},
         )
         return outcome
 

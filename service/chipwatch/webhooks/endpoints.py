@@ -1,0 +1,237 @@
+"""Webhook endpoints: subscribe a URL, read, change and delete it, rotate its secret, send it a test event.
+
+An *endpoint* is a URL that receives signed POSTs for the event types it subscribed to (optionally only
+for some signals).  The API serves endpoints under ``/v1/webhooks`` and calls an endpoint's id
+``webhook_id``, as published; the table keeps its name ``webhooks``.
+
+Every function takes a keyword-only ``session`` and never commits: the edge (request dependency, CLI,
+dispatcher round) owns the transaction.  Refusals leave as problem+json errors of the kit (404 for an
+unknown id, 422 naming the field, 409 for a state conflict).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets as _secrets
+import time
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlmodel import Session
+
+from chipwatch.kit.errors import Conflict, NotFound, invalid
+from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.time import as_utc, utcnow
+from chipwatch.netguard import BlockedAddressError, HostResolutionError, check_url, split_url
+from chipwatch.outbox.emit import emit
+from chipwatch.outbox.models import EVENT_TYPES
+from chipwatch.signals.models import Signal
+from chipwatch.webhooks import signing
+from chipwatch.webhooks.models import Delivery, DeliveryAttempt, Endpoint
+from chipwatch.webhooks.schemas import (
+    DEFAULT_EVENT_TYPES,
+    WebhookCreate,
+    WebhookTestQueued,
+    WebhookUpdate,
+)
+
+log = logging.getLogger(__name__)
+
+SECRET_OVERLAP = timedelta(hours=24)
+"""How long the secret replaced by a rotation keeps signing (receivers roll over within it)."""
+TEST_EVENT = "webhook.test"
+DISABLED_BY_ADMIN = "disabled by an administrator"
+
+
+def new_endpoint_id() -> str:
+    """``wh_`` + 12 hex digits of milliseconds since the epoch + 8 random hex digits (sorts by creation)."""
+    return f"wh_{int(time.time() * 1000):012x}{_secrets.token_hex(4)}"
+
+
+def endpoint_not_found(endpoint_id: str) -> NotFound:
+    """The 404 for an unknown endpoint id."""
+    return NotFound("webhook endpoint", endpoint_id)
+
+
+def disabled_conflict(endpoint: Endpoint) -> Conflict:
+    """The 409 for an action that needs the endpoint enabled."""
+    reason = endpoint.disabled_reason
+    return Conflict(f"webhook endpoint {endpoint.id} is disabled ({reason}); enable it first")
+
+
+# ---------------------------------------------------------------- validation
+def validate_target(url: str, *, allow_private: bool) -> str:
+    """The stripped URL when it may receive deliveries; raises a 422 naming ``url`` otherwise.
+
+    The SSRF rule (``chipwatch.netguard``): http/https only, and unless ``allow_private`` every address
+    the host resolves to must be public.  A host that does not resolve is refused too.
+    """
+    url = url.strip()
+    try:
+        split_url(url)
+        check_url(url, allow_private=allow_private)
+    except (BlockedAddressError, HostResolutionError) as exc:
+        raise invalid("url", str(exc)) from exc
+    return url
+
+
+def _event_types(values: Iterable[str] | None) -> list[str]:
+    if values is None:
+        return list(DEFAULT_EVENT_TYPES)
+    out: list[str] = []
+    for v in values:
+        if v not in EVENT_TYPES:
+            raise invalid("event_types", f"unknown event type {v!r}; expected one of {list(EVENT_TYPES)}")
+        if v not in out:
+            out.append(v)
+    if not out:
+        raise invalid("event_types", "name at least one event type")
+    return out
+
+
+def _signal_ids(session: Session, values: Iterable[str]) -> list[str]:
+    ids = list(dict.fromkeys(v.strip() for v in values))
+    if not ids:
+        return []
+    known = set(session.scalars(select(Signal.id).where(Signal.id.in_(ids))).all())
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise invalid("signal_ids", f"unknown signal id(s): {', '.join(missing)}")
+    return ids
+
+
+# ---------------------------------------------------------------- create, read, change, delete
+def create_endpoint(*, session: Session, endpoint_in: WebhookCreate, allow_private: bool) -> Endpoint:
+    """Add an endpoint with a new ``whsec_`` secret and return it (flushed).
+
+    Raises a 422 for a refused URL (SSRF rule, unresolvable host), an unknown event type or an unknown
+    signal id.
+    """
+    row = Endpoint(
+        id=new_endpoint_id(),
+        url=validate_target(endpoint_in.url, allow_private=allow_private),
+        description=endpoint_in.description,
+        event_types=_event_types(endpoint_in.event_types),
+        signal_ids=_signal_ids(session, endpoint_in.signal_ids),
+        secret=signing.new_secret(),
+    )
+    session.add(row)
+    session.flush()
+    log.info("webhook endpoint created", extra={"webhook_id": row.id})
+    return row
+
+
+def get_endpoint(*, session: Session, endpoint_id: str) -> Endpoint:
+    """The endpoint ``endpoint_id``; raises a 404 when there is none."""
+    row = session.get(Endpoint, endpoint_id)
+    if row is None:
+        raise endpoint_not_found(endpoint_id)
+    return row
+
+
+def list_endpoints(*, session: Session, cursor: str | None, limit: int) -> tuple[list[Endpoint], str | None]:
+    """A page of endpoints in creation order (ids sort by creation) and the next page's cursor.
+
+    Raises a 422 naming ``cursor`` when it is malformed.
+    """
+    return keyset_page(session, select(Endpoint), keys=(Endpoint.id,), cursor=cursor, limit=limit)
+
+
+def update_endpoint(
+    *, session: Session, endpoint_id: str, endpoint_in: WebhookUpdate, allow_private: bool
+) -> Endpoint:
+    """Apply the fields set in ``endpoint_in``; re-enabling clears ``disabled_reason`` and ``failing_since``.
+
+    Raises a 404 for an unknown id or a 422 naming a refused field.
+    """
+    row = get_endpoint(session=session, endpoint_id=endpoint_id)
+    changes = endpoint_in.model_dump(exclude_unset=True)
+    if changes.get("url") is not None:
+        row.url = validate_target(changes["url"], allow_private=allow_private)
+    if "description" in changes:
+        row.description = changes["description"]
+    if changes.get("event_types") is not None:
+        row.event_types = _event_types(changes["event_types"])
+    if changes.get("signal_ids") is not None:
+        row.signal_ids = _signal_ids(session, changes["signal_ids"])
+    if changes.get("enabled") is not None:
+        _set_enabled(row, changes["enabled"])
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _set_enabled(row: Endpoint, enabled: bool) -> None:
+    if enabled and not row.enabled:
+        row.disabled_reason = None
+        row.failing_since = None
+    elif not enabled and row.enabled:
+        row.disabled_reason = DISABLED_BY_ADMIN
+    row.enabled = enabled
+
+
+def delete_endpoint(*, session: Session, endpoint_id: str) -> None:
+    """Remove the endpoint with its deliveries and their attempt log; raises a 404 for an unknown id."""
+    get_endpoint(session=session, endpoint_id=endpoint_id)
+    delivery_ids = select(Delivery.id).where(Delivery.webhook_id == endpoint_id)
+    session.execute(delete(DeliveryAttempt).where(DeliveryAttempt.delivery_id.in_(delivery_ids)))
+    session.execute(delete(Delivery).where(Delivery.webhook_id == endpoint_id))
+    session.execute(delete(Endpoint).where(Endpoint.id == endpoint_id))
+    session.expire_all()
+
+
+# ---------------------------------------------------------------- secrets
+def rotate_secret(*, session: Session, endpoint_id: str, now: datetime | None = None) -> Endpoint:
+    """Replace the secret; the old one keeps signing for :data:`SECRET_OVERLAP` (24 h).
+
+    During the overlap every delivery carries two signatures in ``webhook-signature`` (new first), so a
+    receiver verifies with either secret.  Rotating again within the overlap drops the oldest secret.
+    Raises a 404 for an unknown id.
+    """
+    now = now or utcnow()
+    row = get_endpoint(session=session, endpoint_id=endpoint_id)
+    row.previous_secret = row.secret
+    row.previous_secret_expires_at = now + SECRET_OVERLAP
+    row.secret = signing.new_secret()
+    session.add(row)
+    session.flush()
+    log.info("webhook endpoint secret rotated", extra={"webhook_id": row.id})
+    return row
+
+
+def signing_secrets(endpoint: Any, now: datetime | None = None) -> list[str]:
+    """Secrets that sign a delivery now: the current one, then the previous one while it is unexpired.
+
+    ``endpoint`` is an :class:`Endpoint` or any row with its secret columns.
+    """
+    now = now or utcnow()
+    out = [endpoint.secret]
+    expires = as_utc(endpoint.previous_secret_expires_at)
+    if endpoint.previous_secret and expires is not None and expires > now:
+        out.append(endpoint.previous_secret)
+    return out
+
+
+# ---------------------------------------------------------------- test sends
+def webhook_test_data(*, webhook_id: str, message: str) -> dict[str, Any]:
+    """``data`` of ``webhook.test`` (``schema/events/webhook.test.schema.json``)."""
+    return {"webhook_id": webhook_id, "message": message}
+
+
+def send_test(*, session: Session, endpoint_id: str, message: str) -> WebhookTestQueued:
+    """Emit a ``webhook.test`` event for this endpoint only and queue its delivery; returns what was queued.
+
+    The event is written already fanned out (with its one delivery row) so no other endpoint receives
+    it.  Raises a 404 for an unknown id, or a 409 when the endpoint is disabled.
+    """
+    endpoint = get_endpoint(session=session, endpoint_id=endpoint_id)
+    if not endpoint.enabled:
+        raise disabled_conflict(endpoint)
+    event = emit(session, TEST_EVENT, webhook_test_data(webhook_id=endpoint.id, message=message))
+    event.dispatched = True
+    delivery = Delivery(webhook_id=endpoint.id, event_id=event.id, next_attempt_at=utcnow())
+    session.add_all([event, delivery])
+    session.flush()
+    return WebhookTestQueued(delivery_id=delivery.id, event_id=event.id, msg_id=event.msg_id)
