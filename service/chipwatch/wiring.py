@@ -15,6 +15,8 @@ from __future__ import annotations
 
 def wire() -> None:
     """Register every cross-domain listener; calling it again registers nothing twice."""
-    from chipwatch.signals.evaluation import register_fact_listener
+    from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
+    from chipwatch.sources.hooks import on_items_stored
 
     register_fact_listener()
+    on_items_stored(evaluate_items)
