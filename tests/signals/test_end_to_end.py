@@ -1,4 +1,4 @@
-"""End to end: local feeds publish items over several checks; the real feed refresh stores them and the
+"""End to end: local feeds publish items over several checks; the real feed check stores them and the
 signals move as they should, with an event row for every move and every new piece of evidence."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from werkzeug import Request, Response
 
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
+from chipwatch.sources.check import CheckOutcome, check_source
 from chipwatch.sources.fetch import make_client
 from chipwatch.sources.models import Source
-from chipwatch.sources.service import CheckOutcome, refresh_source
+from chipwatch.wiring import wire
 from tests.fixtures.corpus import corpus_dir, requires_corpus
 from tests.signals.conftest import events, evidence, history, state
 
@@ -26,6 +27,12 @@ OPEN0 = ("open", None, 0)
 @pytest.fixture
 def httpserver(httpserver_ipv4):
     return httpserver_ipv4
+
+
+@pytest.fixture(autouse=True)
+def wired():
+    """Stored items reach signal evaluation, as in the service (create_app and the CLI wire it)."""
+    wire()
 
 
 @dataclass
@@ -75,7 +82,7 @@ class Newsroom:
 
         async def go() -> list[CheckOutcome]:
             async with make_client(settings) as client:
-                return [await refresh_source(s, settings=settings, client=client) for s in source_ids]
+                return [await check_source(s, settings=settings, client=client) for s in source_ids]
 
         outcomes = asyncio.run(go())
         assert all(o.status == "ok" for o in outcomes), outcomes
@@ -206,7 +213,7 @@ def test_real_feeds_move_nothing(db, httpserver):
 
     async def go():
         async with make_client(settings) as client:
-            return [await refresh_source(s, settings=settings, client=client) for s in ids]
+            return [await check_source(s, settings=settings, client=client) for s in ids]
 
     outcomes = asyncio.run(go())
     assert all(o.status == "ok" for o in outcomes) and sum(o.new_items for o in outcomes) > 30
