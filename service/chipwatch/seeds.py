@@ -30,11 +30,13 @@ from typing import Any
 import sqlalchemy as sa
 import yaml
 from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from jsonschema.exceptions import SchemaError, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from sqlmodel import Session, SQLModel
 
+from chipwatch.kit.schema_errors import SchemaProblem, describe, field_path
+from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.models import (
     Benchmark,
     Chip,
@@ -44,16 +46,15 @@ from chipwatch.knowledge.models import (
     Model,
     Result,
     Vendor,
-    utcnow,
 )
 from chipwatch.paths import SCHEMA_DIR, SEED_DIR
 from chipwatch.signals.definition import DefinitionError, validate_definition
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source, SourceBase
+from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
 SEED_SUFFIXES = (".yaml", ".yml", ".json")
-ENTITY_KINDS = ("vendors", "chips", "models", "benchmarks")
-"""Kinds whose ids name things (mention matching, claim subjects, signal subjects)."""
+_ENTITY_KINDS = tuple(ENTITY_COLLECTIONS.values())  # seed kinds whose ids name things
 
 _PROVENANCE_REFS: dict[str, tuple[str, ...]] = {
     "source_id": ("sources",),
@@ -86,8 +87,8 @@ _CONDITION_REFS: dict[tuple[str, str], tuple[str, ...]] = {
     ("result", "reported_by_not"): ("vendors",),
     ("deployment", "chip"): ("chips",),
     ("deployment", "operator"): ("vendors",),
-    ("item", "mentions_all"): ENTITY_KINDS,
-    ("item", "mentions_any"): ENTITY_KINDS,
+    ("item", "mentions_all"): _ENTITY_KINDS,
+    ("item", "mentions_any"): _ENTITY_KINDS,
     ("item", "sources"): ("sources",),
 }
 
@@ -253,9 +254,9 @@ KINDS: tuple[_Kind, ...] = (
     _kb_kind(
         "deployments", "deployments.schema.json", Deployment, chip_id=("chips",), operator_id=("vendors",)
     ),
-    _kb_kind("claims", "claims.schema.json", Claim, subject_ids=ENTITY_KINDS),
+    _kb_kind("claims", "claims.schema.json", Claim, subject_ids=_ENTITY_KINDS),
     _Kind(
-        "signals", "signals-file.schema.json", Signal, {"subjects": ENTITY_KINDS}, SIGNAL_DEFINITION_COLUMNS
+        "signals", "signals-file.schema.json", Signal, {"subjects": _ENTITY_KINDS}, SIGNAL_DEFINITION_COLUMNS
     ),
 )
 """Every seedable kind, in load order (referenced kinds first)."""
@@ -391,7 +392,7 @@ def _validate_file(
 
     doc = _plain(doc)
     validator = Draft202012Validator(schema, registry=registry, format_checker=FormatChecker())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: _path_key(e.absolute_path))
+    errors = sorted(validator.iter_errors(doc), key=_document_order)
     if errors:
         return [_issue_from_error(name, kind, doc, error) for error in errors], []
     items = doc.get(kind.name) or []
@@ -413,72 +414,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _path_key(path: Sequence[Any]) -> list[tuple[int, Any]]:
-    return [(0, p) if isinstance(p, int) else (1, str(p)) for p in path]
+def _document_order(error: ValidationError) -> list[tuple[int, Any]]:
+    """Errors in the order their places appear in the file (list indexes compare as numbers)."""
+    return [(0, p) if isinstance(p, int) else (1, str(p)) for p in error.absolute_path]
 
 
 def _issue_from_error(file: str, kind: _Kind, doc: dict[str, Any], error: ValidationError) -> SeedIssue:
-    error = _most_specific(error)
-    path = list(error.absolute_path)
+    """A schema error located by entry (its id, else its index) and the field inside the entry."""
+    problem = describe(error)
+    path = list(problem.path)
     entry: str | None = None
-    rest = path
     if len(path) >= 2 and path[0] == kind.name and isinstance(path[1], int):
         item = doc[kind.name][path[1]]
         item_id = item.get("id") if isinstance(item, dict) else None
         entry = f"'{item_id}'" if isinstance(item_id, str) else f"[{path[1]}]"
-        rest = path[2:]
-    field_path = _field_name(rest)
-    message = _message(error)
-    if error.validator == "required":
-        missing = [p for p in error.validator_value if p not in error.instance]
-        if missing:
-            field_path = _join(field_path, missing[0])
-            message = "required field is missing"
-    elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = sorted(k for k in error.instance if k not in allowed)
-        if extra:
-            field_path = _join(field_path, extra[0])
-            message = "unknown field (not in the schema)"
-    return SeedIssue(file, message, entry=entry, field=field_path)
+        path = path[2:]
+    return SeedIssue(file, _seed_wording(problem), entry=entry, field=field_path(path) or None)
 
 
-def _most_specific(error: ValidationError) -> ValidationError:
-    """Descend anyOf/oneOf failures to the alternative that came closest, unless the schema words its
-    own message for the combinator (``x-messages``)."""
-    while error.context and not _custom_message(error):
-        error = best_match(error.context)
-    return error
-
-
-def _custom_message(error: ValidationError) -> str | None:
-    messages = error.schema.get("x-messages") if isinstance(error.schema, dict) else None
-    if isinstance(messages, dict) and isinstance(messages.get(error.validator), str):
-        return messages[error.validator]
-    return None
-
-
-def _message(error: ValidationError) -> str:
-    custom = _custom_message(error)
-    if custom is None:
-        return error.message
-    if isinstance(error.instance, str | int | float | bool) or error.instance is None:
-        # x-messages are worded either as a predicate ("must be a slug") or as a sentence of their own.
-        if custom.startswith(("must ", "is ")):
-            return f"{error.instance!r} {custom}"
-        return f"{custom} (got {error.instance!r})"
-    return custom
-
-
-def _field_name(path: Sequence[Any]) -> str | None:
-    name = ""
-    for part in path:
-        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
-    return name or None
-
-
-def _join(prefix: str | None, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
+def _seed_wording(problem: SchemaProblem) -> str:
+    """The seed report quotes the validator for the generic keywords (``'700 W' is not of type
+    'number'``), as operators editing YAML are used to; missing and unknown fields and a schema's own
+    ``x-messages`` read as the shared formatter words them."""
+    if problem.keyword == "required":
+        return "required field is missing"
+    if problem.keyword == "additionalProperties":
+        hint = f"; did you mean {problem.suggestion!r}?" if problem.suggestion else ""
+        return f"unknown field (not in the schema){hint}"
+    return problem.message if problem.worded_by_schema else problem.native
 
 
 # ---------------------------------------------------------------- phase 2: ids, ranges, references

@@ -24,7 +24,8 @@ class SchemaProblem:
     ``message`` reads after the field name (``"is required"``, ``"must be one of ..."``);
     ``suggestion`` is the closest allowed key for an unknown key, else None (it is also in ``message``);
     ``native`` is jsonschema's own wording of the same error (``'700 W' is not of type 'number'``), for
-    reports that quote the validator.
+    reports that quote the validator; ``worded_by_schema`` is True when ``message`` is the schema's own
+    ``x-messages`` text.
     """
 
     path: tuple[str | int, ...]
@@ -32,6 +33,7 @@ class SchemaProblem:
     message: str
     native: str
     suggestion: str | None = None
+    worded_by_schema: bool = False
 
     @property
     def field(self) -> str:
@@ -126,7 +128,7 @@ def describe(error: ValidationError) -> SchemaProblem:
         return describe(best_match(error.context))
     path, native = tuple(error.absolute_path), error.message
     if custom is not None:
-        return SchemaProblem(path, error.validator, custom, native)
+        return SchemaProblem(path, error.validator, custom, native, worded_by_schema=True)
     if error.validator == "required" and isinstance(error.instance, dict):
         missing = [k for k in error.validator_value if k not in error.instance]
         if missing:
