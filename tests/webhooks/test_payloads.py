@@ -16,8 +16,8 @@ from chipwatch.outbox.emit import emit
 from chipwatch.outbox.models import EVENT_TYPES
 from chipwatch.signals.events import deadline_approaching_data, evidence_added_data, status_changed_data
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
+from chipwatch.sources.events import health_event_data
 from chipwatch.sources.models import Source
-from chipwatch.sources.service import health_event_data
 from chipwatch.webhooks import endpoints
 from tests.fixtures.webhooks import deliver, subscribe
 
