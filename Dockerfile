@@ -16,7 +16,7 @@ COPY service ./service
 COPY migrations ./migrations
 COPY schema ./schema
 COPY seed_data ./seed_data
-RUN pip install --upgrade pip && pip install -e .
+RUN pip install --upgrade pip && pip install -e '.[postgres]'
 
 USER chipwatch
 EXPOSE 8000

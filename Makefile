@@ -10,7 +10,7 @@ PORT ?= 8000
 $(BIN)/chipwatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,postgres]'
 	touch $(BIN)/chipwatch
 
 install: $(BIN)/chipwatch

@@ -55,7 +55,8 @@ def _on_sqlite_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exerc
 def make_engine(url: str) -> Engine:
     """Create an engine for ``url``; SQLite files get WAL, a busy timeout and foreign keys.
 
-    Raises ``sqlalchemy.exc.ArgumentError`` for a URL SQLAlchemy cannot parse.
+    Raises ``sqlalchemy.exc.ArgumentError`` for a URL SQLAlchemy cannot parse, and ``RuntimeError``
+    for a PostgreSQL URL when the driver (the ``chipwatch[postgres]`` extra) is not installed.
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -82,7 +83,13 @@ def make_engine(url: str) -> Engine:
             dbapi_conn.isolation_level = None
 
     else:
-        engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        try:
+            engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        except ModuleNotFoundError as exc:
+            raise RuntimeError(
+                f"no driver for {parsed.get_backend_name()} ({exc.name} is not installed); "
+                "install chipwatch with the postgres extra: pip install 'chipwatch[postgres]'"
+            ) from exc
     return engine
 
 
