@@ -8,7 +8,7 @@ run for new items as they would in production.
 
 Measured in the same run, against the same server, at the same concurrency (``fetch_concurrency``):
 
-1. throughput: source checks per second through ``check_due`` (claim, fetch, parse, dedup, store,
+1. throughput: source checks per second through ``check_due`` (claim, fetch, parse, decide, store,
    mentions, signal evaluation, health, schedule) vs raw httpx GETs of the same URLs with the same
    conditional headers (so the server does the same work). Goal: ratio >= 0.6.
 2. memory: peak RSS of this process, and the tracemalloc peak of one check pass.
@@ -188,7 +188,7 @@ async def raw_pass(requests: list[tuple[str, dict[str, str]]], concurrency: int)
 
 def check_pass(settings) -> tuple[float, Counter, int]:
     """Seconds for one ``check_due`` pass over every (due) bench feed; statuses; new items."""
-    from chipwatch.sources.jobs import check_due
+    from chipwatch.sources.check_pass import check_due
 
     make_due()
     started = time.perf_counter()
@@ -270,8 +270,10 @@ def main() -> None:
         env = seeded_env(tmp)
         os.environ.update(env)
         from chipwatch.config import get_settings
+        from chipwatch.wiring import wire
 
         get_settings.cache_clear()
+        wire()  # stored items go on to signal evaluation, as in the service and the worker
         settings = get_settings().model_copy(
             update={"fetch_concurrency": args.concurrency, "fetch_per_host_limit": args.concurrency}
         )

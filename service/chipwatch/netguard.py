@@ -314,4 +314,5 @@ __all__ = [
     "check_url",
     "parse_ip_literal",
     "resolve_host",
+    "split_url",
 ]

@@ -15,9 +15,11 @@ transactions; :func:`record_check` takes a keyword-only ``session`` and never co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -159,18 +161,10 @@ async def check_source(
             parsed, parse_error = await asyncio.to_thread(_parse, fetched)
         fetched.body = None  # the bytes are no longer needed; do not keep them alive while waiting
 
-    def record(session: Session) -> CheckOutcome:
-        return record_check(
-            session=session,
-            snapshot=snapshot,
-            fetched=fetched,
-            parsed=parsed,
-            parse_error=parse_error,
-            body_sha256=digest,
-            settings=settings,
-        )
-
     FETCH_LATENCY.observe(fetched.elapsed_s)
+    record = _recorder(
+        snapshot, fetched, parsed=parsed, parse_error=parse_error, body_sha256=digest, settings=settings
+    )
     try:
         outcome = await writer.run(record, source_id=snapshot.id)
     except Exception as exc:  # storage must not take the caller down; the failure goes into health
@@ -200,11 +194,7 @@ async def _fetch(
     client: httpx.AsyncClient, snapshot: SourceSnapshot, settings: Settings, slots: FetchSlots | None
 ) -> FetchResult:
     """The conditional GET of the snapshot's URL, inside a fetch slot when ``slots`` is given."""
-    if slots is None:
-        return await fetch_feed(
-            client, snapshot.url, etag=snapshot.etag, last_modified=snapshot.last_modified, settings=settings
-        )
-    async with slots.hold(snapshot.url):
+    async with slots.hold(snapshot.url) if slots is not None else contextlib.nullcontext():
         return await fetch_feed(
             client, snapshot.url, etag=snapshot.etag, last_modified=snapshot.last_modified, settings=settings
         )
@@ -241,20 +231,8 @@ async def _record_failure_safely(
         last_modified=snapshot.last_modified,
         error=message,
     )
-
-    def record(session: Session) -> CheckOutcome:
-        return record_check(
-            session=session,
-            snapshot=snapshot,
-            fetched=failed,
-            parsed=None,
-            parse_error=None,
-            body_sha256=None,
-            settings=settings,
-        )
-
     try:
-        return await writer.run(record)
+        return await writer.run(_recorder(snapshot, failed, settings=settings))
     except Exception:
         logger.exception("recording the failure of source %s failed too", snapshot.id)
         return CheckOutcome(source_id=snapshot.id, status="error", http_status=http_status, error=message)
@@ -262,6 +240,31 @@ async def _record_failure_safely(
 
 # --------------------------------------------------------------------------------------------------
 # Recording a check
+
+
+def _recorder(
+    snapshot: SourceSnapshot,
+    fetched: FetchResult,
+    *,
+    parsed: ParsedFeed | None = None,
+    parse_error: str | None = None,
+    body_sha256: str | None = None,
+    settings: Settings,
+) -> Callable[[Session], CheckOutcome]:
+    """A write function recording this check with :func:`record_check`, for a :class:`Writer`."""
+
+    def record(session: Session) -> CheckOutcome:
+        return record_check(
+            session=session,
+            snapshot=snapshot,
+            fetched=fetched,
+            parsed=parsed,
+            parse_error=parse_error,
+            body_sha256=body_sha256,
+            settings=settings,
+        )
+
+    return record
 
 
 def _fits(value: str | None, width: int) -> str | None:

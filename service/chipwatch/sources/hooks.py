@@ -49,11 +49,6 @@ def on_items_stored(listener: ItemsStoredListener) -> Callable[[], None]:
     return remove
 
 
-def items_stored_listeners() -> tuple[ItemsStoredListener, ...]:
-    """The listeners registered now, in the order they run."""
-    return _listeners
-
-
 def notify_items_stored(*, session: Session, item_ids: Sequence[int]) -> int:
     """Call every registered listener with ``item_ids`` in ``session``'s transaction; returns how many
     ran (0 when ``item_ids`` is empty). A listener's exception propagates to the caller."""
@@ -65,4 +60,4 @@ def notify_items_stored(*, session: Session, item_ids: Sequence[int]) -> int:
     return len(listeners)
 
 
-__all__ = ["ItemsStoredListener", "items_stored_listeners", "notify_items_stored", "on_items_stored"]
+__all__ = ["ItemsStoredListener", "notify_items_stored", "on_items_stored"]
