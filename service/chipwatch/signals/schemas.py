@@ -1,4 +1,9 @@
-"""API shapes of signals (documented in OpenAPI; the hot board is served from cached bytes)."""
+"""API shapes of signals (documented in OpenAPI; the hot board is served from cached bytes).
+
+Named as every domain names its API models: ``<Noun>Public`` for what a read returns, ``<Noun>Page``
+for a list answer, ``<Noun><Action>In`` for a request body. A signal definition itself is posted as a
+JSON object and validated against ``schema/signal.schema.json`` (``definition.py``), not by a model here.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chipwatch.kit.pagination import Page
 from chipwatch.signals.definition import OnDeadline, Review
 from chipwatch.vocab.status import Outcome, Side, Status, WatchHealth
 
 
-class SignalSummary(BaseModel):
+class SignalPublic(BaseModel):
+    """A signal on the board: its question, state, deadline and how well its sources are watched."""
+
     id: str
     question: str
     status: Status
@@ -26,7 +34,12 @@ class SignalSummary(BaseModel):
     watch_health: WatchHealth
 
 
+SignalSummary = SignalPublic  # the race board's name for it until that module imports SignalPublic
+
+
 class EvidencePublic(BaseModel):
+    """An item or fact that satisfied one of the signal's conditions."""
+
     id: int
     ref_kind: str
     ref_id: str
@@ -41,7 +54,9 @@ class EvidencePublic(BaseModel):
     recorded_at: str
 
 
-class SignalDetail(SignalSummary):
+class SignalWithEvidence(SignalPublic):
+    """One signal: the board view plus its definition, watched sources and every evidence row."""
+
     description: str | None
     tags: list[str]
     yes_when: list[dict[str, Any]]
@@ -50,7 +65,9 @@ class SignalDetail(SignalSummary):
     evidence: list[EvidencePublic]
 
 
-class HistoryEntry(BaseModel):
+class SignalHistoryPublic(BaseModel):
+    """One transition of a signal: from, to, cause, note, deciding evidence and known_at."""
+
     id: int
     version: int
     from_status: Status
@@ -64,17 +81,11 @@ class HistoryEntry(BaseModel):
     at: str
 
 
-class SignalPage(BaseModel):
-    items: list[SignalSummary]
-    next_cursor: str | None
+SignalPage = Page[SignalPublic]
+SignalHistoryPage = Page[SignalHistoryPublic]
 
 
-class HistoryPage(BaseModel):
-    items: list[HistoryEntry]
-    next_cursor: str | None
-
-
-class ResolveIn(BaseModel):
+class SignalResolveIn(BaseModel):
     """An analyst's resolution: the outcome and why."""
 
     model_config = ConfigDict(extra="forbid")
@@ -83,7 +94,7 @@ class ResolveIn(BaseModel):
     note: str | None = Field(default=None, max_length=4000, description="why; kept in the history row")
 
 
-class NoteIn(BaseModel):
+class SignalNoteIn(BaseModel):
     """An analyst's reject or reopen: why."""
 
     model_config = ConfigDict(extra="forbid")

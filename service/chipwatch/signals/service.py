@@ -1,5 +1,9 @@
 """Signal queries and changes: the board, one signal with its evidence, its history, watch health;
-create and change definitions; an analyst's resolve, reject and reopen; the transitions feed."""
+create and change definitions; an analyst's resolve, reject and reopen; the transitions feed.
+
+Each function an endpoint calls returns what the endpoint answers (a page, a ``SignalWithEvidence``,
+the Atom bytes), so a route makes one call and maps the errors named in its docstring.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +14,16 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
+from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
+from chipwatch.signals.atom import FeedEntry, render_feed
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
 from chipwatch.signals.evaluation import evaluate_signal
 from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.signals.record import EvaluationReport, SignalNotFound
 from chipwatch.signals.rules_cache import all_entity_ids, definition_document, definition_of
+from chipwatch.signals.schemas import SignalWithEvidence
 from chipwatch.signals.state import TransitionNotAllowed
 from chipwatch.sources.models import FEED_KINDS, Source
 
@@ -29,6 +36,7 @@ __all__ = [
     "enabled_feeds",
     "evidence_view",
     "feed_sources_for",
+    "get_signal",
     "history_view",
     "known_source_ids",
     "list_signals",
@@ -39,6 +47,7 @@ __all__ = [
     "signal_detail",
     "signal_history",
     "signal_summary",
+    "transitions_feed",
     "update_signal",
     "watch_health",
 ]
@@ -103,21 +112,26 @@ def signal_summary(signal: Signal, feeds: list[Source]) -> dict[str, Any]:
 
 
 def list_signals(
-    *, session: Session, status: str | None, outcome: str | None, limit: int, after_id: str | None
-) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of board rows ordered by id and the last id when another page follows."""
+    *,
+    session: Session,
+    status: str | None = None,
+    outcome: str | None = None,
+    limit: int,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """One page of the board ordered by id: ``{"items": [SignalPublic...], "next_cursor": ...}``.
+
+    ``status`` and ``outcome`` filter when given. Raises a 422 ``ApiError`` naming ``cursor`` when the
+    cursor is malformed.
+    """
     stmt = select(Signal)
     if status:
         stmt = stmt.where(Signal.status == status)
     if outcome:
         stmt = stmt.where(Signal.outcome == outcome)
-    if after_id:
-        stmt = stmt.where(Signal.id > after_id)
-    rows = list(session.scalars(stmt.order_by(Signal.id).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
+    rows, next_cursor = keyset_page(session, stmt, keys=(Signal.id,), cursor=cursor, limit=limit)
     feeds = enabled_feeds(session=session)
-    return [signal_summary(s, feeds) for s in rows], (rows[-1].id if more and rows else None)
+    return {"items": [signal_summary(s, feeds) for s in rows], "next_cursor": next_cursor}
 
 
 def evidence_view(ev: Evidence) -> dict[str, Any]:
@@ -138,21 +152,33 @@ def evidence_view(ev: Evidence) -> dict[str, Any]:
     }
 
 
-def signal_detail(*, session: Session, signal: Signal) -> dict[str, Any]:
-    """A signal with its definition and every evidence row (oldest first)."""
+def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
+    """A signal with its definition, watched sources and every evidence row (oldest first)."""
     feeds = enabled_feeds(session=session)
     evidence = session.scalars(
         select(Evidence).where(Evidence.signal_id == signal.id).order_by(Evidence.id)
     ).all()
-    return {
+    return SignalWithEvidence(
         **signal_summary(signal, feeds),
-        "description": signal.description,
-        "tags": signal.tags,
-        "yes_when": signal.yes_when,
-        "no_when": signal.no_when,
-        "watched_sources": sorted(s.id for s in feed_sources_for(signal, feeds)),
-        "evidence": [evidence_view(e) for e in evidence],
-    }
+        description=signal.description,
+        tags=signal.tags,
+        yes_when=signal.yes_when,
+        no_when=signal.no_when,
+        watched_sources=sorted(s.id for s in feed_sources_for(signal, feeds)),
+        evidence=[evidence_view(e) for e in evidence],
+    )
+
+
+def _existing(session: Session, signal_id: str) -> Signal:
+    signal = session.get(Signal, signal_id)
+    if signal is None:
+        raise SignalNotFound(signal_id)
+    return signal
+
+
+def get_signal(*, session: Session, signal_id: str) -> SignalWithEvidence:
+    """One signal with its evidence (``signal_detail``). Raises ``SignalNotFound``."""
+    return signal_detail(session=session, signal=_existing(session, signal_id))
 
 
 def history_view(row: SignalHistory) -> dict[str, Any]:
@@ -172,12 +198,16 @@ def history_view(row: SignalHistory) -> dict[str, Any]:
     }
 
 
-def signal_history(*, session: Session, signal_id: str) -> list[dict[str, Any]]:
-    """Every transition of a signal, oldest first."""
+def signal_history(*, session: Session, signal_id: str) -> dict[str, Any]:
+    """Every transition of a signal, oldest first, as one page (``next_cursor`` is always null).
+
+    Raises ``SignalNotFound``.
+    """
+    _existing(session, signal_id)
     rows = session.scalars(
         select(SignalHistory).where(SignalHistory.signal_id == signal_id).order_by(SignalHistory.id)
     ).all()
-    return [history_view(r) for r in rows]
+    return {"items": [history_view(r) for r in rows], "next_cursor": None}
 
 
 # ---------------------------------------------------------------- changes
@@ -237,13 +267,13 @@ def create_signal(
     signal_in: dict[str, Any],
     today: date | None = None,
     now: datetime | None = None,
-) -> tuple[Signal, EvaluationReport]:
+) -> tuple[SignalWithEvidence, EvaluationReport]:
     """Validate and store a new signal, then evaluate it against every stored item and fact and its
     deadline (a signal created after its deadline resolves at once to ``on_deadline``).
 
-    ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). Returns the row and the
-    evaluation report. Raises ``DefinitionError`` naming the field (an unknown entity or source id is
-    named in the message) or ``SignalExists``.
+    ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). Returns the signal as the
+    API shows it (after its evaluation) and the evaluation report. Raises ``DefinitionError`` naming
+    the field (an unknown entity or source id is named in the message) or ``SignalExists``.
     """
     defn = _validate(session, signal_in)
     if session.get(Signal, defn.id) is not None:
@@ -256,7 +286,7 @@ def create_signal(
     except IntegrityError as exc:  # a concurrent create took the id between the check and the insert
         raise SignalExists(defn.id) from exc
     report = evaluate_signal(session=session, signal_id=defn.id, today=today, now=now)
-    return row, report
+    return signal_detail(session=session, signal=row), report
 
 
 def update_signal(
@@ -266,7 +296,7 @@ def update_signal(
     changes: dict[str, Any],
     today: date | None = None,
     now: datetime | None = None,
-) -> tuple[Signal, EvaluationReport]:
+) -> tuple[SignalWithEvidence, EvaluationReport]:
     """Change definition fields of a signal and evaluate it again.
 
     ``changes`` holds any definition fields except ``id`` (``deadline: null`` removes the deadline).
@@ -275,11 +305,10 @@ def update_signal(
     dropped (it answered conditions that no longer exist); a changed deadline may be warned about again.
     State, history and the evidence history rows cite stay.
 
-    Returns the row and the evaluation report. Raises ``SignalNotFound`` or ``DefinitionError``.
+    Returns the signal as the API shows it and the evaluation report. Raises ``SignalNotFound`` or
+    ``DefinitionError``.
     """
-    signal = session.get(Signal, signal_id)
-    if signal is None:
-        raise SignalNotFound(signal_id)
+    signal = _existing(session, signal_id)
     if not isinstance(changes, dict):
         raise DefinitionError("", "a change must be an object of definition fields")
     if "id" in changes and changes["id"] != signal_id:
@@ -301,12 +330,12 @@ def update_signal(
     report = evaluate_signal(
         session=session, signal_id=signal_id, today=today, now=now, drop_unmatched=conditions_changed
     )
-    return signal, report
+    return signal_detail(session=session, signal=signal), report
 
 
 def resolve_signal(
     *, session: Session, signal_id: str, outcome: str, note: str | None, now: datetime | None = None
-) -> Signal:
+) -> SignalWithEvidence:
     """An analyst resolves an open or pending signal with ``outcome`` (``yes`` | ``no`` | ``annulled``).
 
     Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (already resolved: reopen first).
@@ -314,29 +343,29 @@ def resolve_signal(
     signal, _history = apply_manual(
         session=session, signal_id=signal_id, action="resolve", outcome=outcome, note=note, now=now
     )
-    return signal
+    return signal_detail(session=session, signal=signal)
 
 
 def reject_signal(
     *, session: Session, signal_id: str, note: str | None, now: datetime | None = None
-) -> Signal:
+) -> SignalWithEvidence:
     """An analyst rejects the match a pending signal waits on: back to ``open``.
 
     Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (not pending review).
     """
     signal, _history = apply_manual(session=session, signal_id=signal_id, action="reject", note=note, now=now)
-    return signal
+    return signal_detail(session=session, signal=signal)
 
 
 def reopen_signal(
     *, session: Session, signal_id: str, note: str | None, now: datetime | None = None
-) -> Signal:
+) -> SignalWithEvidence:
     """An analyst reopens a resolved signal: back to ``open`` (outcome, resolved_at, known_at cleared).
 
     Raises ``SignalNotFound`` or ``TransitionNotAllowed`` (not resolved).
     """
     signal, _history = apply_manual(session=session, signal_id=signal_id, action="reopen", note=note, now=now)
-    return signal
+    return signal_detail(session=session, signal=signal)
 
 
 # ---------------------------------------------------------------- the transitions feed
@@ -355,3 +384,41 @@ def recent_transitions(
     if signal_id is not None:
         latest = latest.where(Signal.id == signal_id)
     return rows, session.execute(latest).scalar_one_or_none()
+
+
+def transitions_feed(
+    *, session: Session, signal_id: str | None, limit: int, api_base: str, self_url: str
+) -> bytes:
+    """The Atom 1.0 document (UTF-8) of the latest ``limit`` transitions, newest first.
+
+    ``signal_id`` limits it to one signal; ``api_base`` (the API root) and ``self_url`` (the URL the
+    feed was fetched from) go into its links. Raises ``SignalNotFound`` for an unknown ``signal_id``.
+    """
+    if signal_id is not None:
+        _existing(session, signal_id)
+    rows, updated = recent_transitions(session=session, limit=limit, signal_id=signal_id)
+    entries = [
+        FeedEntry(
+            signal_id=h.signal_id,
+            question=question,
+            version=h.version,
+            from_status=h.from_status,
+            from_outcome=h.from_outcome,
+            to_status=h.to_status,
+            to_outcome=h.to_outcome,
+            cause=h.cause,
+            note=h.note,
+            known_at=h.known_at,
+            at=h.at,
+            evidence_ids=h.evidence_ids,
+        )
+        for h, question in rows
+    ]
+    return render_feed(
+        entries,
+        api_base=api_base,
+        self_url=self_url,
+        updated=updated,
+        feed_id=f"tag:chipwatch,2026:signal/{signal_id}" if signal_id else "tag:chipwatch,2026:signals",
+        title=f"chipwatch: transitions of {signal_id}" if signal_id else "chipwatch: signal transitions",
+    )
