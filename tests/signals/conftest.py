@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import select
 
 from chipwatch.db import session_scope
+from chipwatch.outbox.models import Event
 from chipwatch.signals import deadlines as signal_deadlines
 from chipwatch.signals import evaluation
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.signals.record import EvaluationReport
 from chipwatch.sources.models import Item, ItemMention, Source
-from chipwatch.webhooks.models import Event
 
 AFTER = datetime(2026, 9, 3, 8, 30, tzinfo=UTC)
 """A publication time after every seed signal's ``published_after`` (2026-08-29)."""

@@ -8,7 +8,6 @@ from sqlalchemy import JSON, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from chipwatch.kit.time import utcnow
-from chipwatch.outbox.models import Event  # noqa: F401  (until importers use chipwatch.outbox)
 from chipwatch.types import UTCDateTime
 
 

@@ -57,19 +57,19 @@ def _subscribed(endpoint: Endpoint, event: Event) -> bool:
 
 @dataclass
 class FanOutResult:
-    """What one fan-out did: events marked dispatched, delivery rows created, events still waiting."""
+    """What one fan-out did: events marked dispatched and delivery rows created."""
 
     events: int = 0
     deliveries: int = 0
-    more: bool = False
 
 
 def fan_out(*, session: Session, max_events: int = 1000, now: datetime | None = None) -> FanOutResult:
     """Turn undispatched outbox events into one ``pending`` delivery per subscribed, enabled endpoint.
 
-    Processes at most ``max_events`` events (oldest first) and marks them dispatched in the same
-    transaction, so a crash either keeps both or neither.  On PostgreSQL the events are locked with
-    ``FOR UPDATE SKIP LOCKED`` so concurrent workers never fan out the same event.
+    Processes at most ``max_events`` events (oldest first; the rest wait for the next round) and marks
+    them dispatched in the same transaction, so a crash either keeps both or neither.  On PostgreSQL
+    the events are locked with ``FOR UPDATE SKIP LOCKED`` so concurrent workers never fan out the same
+    event.
     """
     now = now or utcnow()
     result = FanOutResult()
@@ -102,7 +102,6 @@ def fan_out(*, session: Session, max_events: int = 1000, now: datetime | None = 
         session.execute(update(Event).where(Event.id.in_([e.id for e in events])).values(dispatched=True))
         result.events += len(events)
         result.deliveries += len(rows)
-    result.more = True
     return result
 
 

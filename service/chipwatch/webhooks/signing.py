@@ -23,7 +23,6 @@ from chipwatch.kit.time import rfc3339
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 24
-SIGNATURE_VERSION = "v1"
 CONTENT_TYPE = "application/json"
 
 
