@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import text
 
@@ -15,6 +15,7 @@ from chipwatch.db import get_engine
 from chipwatch.kit.errors import PROBLEM_JSON, ApiError, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
 from chipwatch.knowledge.routes import router as knowledge_router
+from chipwatch.metrics import render as render_metrics
 from chipwatch.race.routes import router as race_router
 from chipwatch.scheduler import collect_jobs, start_scheduler
 from chipwatch.signals.routes import router as signals_router
@@ -24,6 +25,32 @@ from chipwatch.webhooks.routes import router as webhooks_router
 from chipwatch.wiring import wire
 
 log = logging.getLogger("chipwatch.app")
+ops_router = APIRouter(tags=["ops"])
+
+
+@ops_router.get("/metrics", response_class=PlainTextResponse,
+                responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+def metrics() -> PlainTextResponse:
+    """Prometheus metrics: checks by outcome, fetch latency, items stored, transitions, deliveries
+    by outcome, delivery latency and queue depth (text exposition format 0.0.4)."""
+    return PlainTextResponse(render_metrics(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@ops_router.get("/healthz")
+def healthz() -> dict[str, str]:
+    """Liveness: the process answers."""
+    return {"status": "ok", "version": __version__}
+
+
+@ops_router.get("/readyz", responses={503: {"description": "database unreachable or not migrated"}})
+def readyz():
+    """Readiness: the database answers and is migrated to head (503 problem otherwise)."""
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1 FROM alembic_version"))
+    except Exception as exc:  # any driver error means not ready
+        raise ApiError(503, "Service Unavailable", f"database not ready: {type(exc).__name__}") from exc
+    return JSONResponse({"status": "ready"})
 
 
 def create_app(*, scheduler: bool | None = None) -> FastAPI:
@@ -61,35 +88,9 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
 
-    for router in (race_router, signals_router, knowledge_router, sources_router, webhooks_router):
+    routers = (race_router, signals_router, knowledge_router, sources_router, webhooks_router, ops_router)
+    for router in routers:
         app.include_router(router)
-
-    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse,
-             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
-    def metrics() -> PlainTextResponse:
-        """Prometheus metrics: checks by outcome, fetch latency, items stored, transitions, deliveries
-        by outcome, delivery latency and queue depth (text exposition format 0.0.4)."""
-        from chipwatch.metrics import render
-
-        return PlainTextResponse(render(), media_type="text/plain; version=0.0.4; charset=utf-8")
-
-    @app.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, str]:
-        """Liveness: the process answers."""
-        return {"status": "ok", "version": __version__}
-
-    @app.get(
-        "/readyz", tags=["ops"], responses={503: {"description": "database unreachable or not migrated"}}
-    )
-    def readyz():
-        """Readiness: the database answers and is migrated to head (503 problem otherwise)."""
-        try:
-            with get_engine().connect() as conn:
-                conn.execute(text("SELECT 1 FROM alembic_version"))
-        except Exception as exc:  # any driver error means not ready
-            raise ApiError(503, "Service Unavailable", f"database not ready: {type(exc).__name__}") from exc
-        return JSONResponse({"status": "ready"})
-
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

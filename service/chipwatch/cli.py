@@ -223,6 +223,11 @@ def check(
 
         outcomes = asyncio.run(check_sources(ids, settings=settings, on_outcome=advance))
 
+    _print_check_summary(outcomes)
+
+
+def _print_check_summary(outcomes: list) -> None:
+    """The feed check's table (one row per source) and its totals line."""
     table = Table(title="feed check")
     table.add_column("source", no_wrap=True)
     table.add_column("status", no_wrap=True)
