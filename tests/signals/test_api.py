@@ -9,7 +9,7 @@ import feedparser
 import pytest
 from typer.testing import CliRunner
 
-from tests.signals.conftest import AFTER, definition, events, publish, state
+from tests.fixtures.signals import AFTER, definition, events, publish, state
 
 PROBLEM = "application/problem+json"
 

@@ -13,7 +13,7 @@ from chipwatch.db import session_scope
 from chipwatch.signals import evaluation, record, service
 from chipwatch.signals.models import Signal
 from chipwatch.signals.state import TransitionNotAllowed
-from tests.signals.conftest import add_item, create, events, evidence, history, state
+from tests.fixtures.signals import add_item, create, events, evidence, history, state
 
 WHEN = {"yes": [{"item": {"mentions_any": ["jalapeno"], "terms_any": ["shipped"]}}]}
 

@@ -8,7 +8,7 @@ from chipwatch.db import session_scope
 from chipwatch.scheduler import collect_jobs
 from chipwatch.signals import service
 from chipwatch.signals.jobs import JOBS, run_deadlines
-from tests.signals.conftest import create, deadlines, events, history, publish, signal, state
+from tests.fixtures.signals import create, deadlines, events, history, publish, signal, state
 
 TODAY = date(2026, 9, 1)
 WHEN = {"yes": [{"item": {"mentions_any": ["jalapeno"], "terms_any": ["shipped"]}}]}

@@ -19,7 +19,7 @@ from chipwatch.sources.fetch import make_client
 from chipwatch.sources.models import Source
 from chipwatch.wiring import wire
 from tests.fixtures.corpus import corpus_dir, requires_corpus
-from tests.signals.conftest import events, evidence, history, state
+from tests.fixtures.signals import events, evidence, history, state
 
 OPEN0 = ("open", None, 0)
 

@@ -13,7 +13,7 @@ import pytest
 
 from chipwatch.db import session_scope
 from chipwatch.signals import rules_cache, service
-from tests.signals.conftest import (
+from tests.fixtures.signals import (
     add_item,
     create,
     evaluate,
