@@ -181,6 +181,8 @@ OTHER_SHAPES = [
     ("04-05-2026", None, None, "ambiguous-order"),
     ("03-12-31", None, None, "ambiguous-order"),
     ("13/13/2026", None, None, "invalid-date"),
+    ("5/30/7", None, None, "invalid-date"),  # a one-digit year
+    ("12/31/99", None, "1999-12-31T00:00:00Z", "no-zone-utc"),  # RFC 5322: 50-99 are 1950-1999
     # other languages
     ("lun., 30 nov. 2026 08:30:00 +0100", None, "2026-11-30T07:30:00Z", "offset"),
     ("Mo, 30 Nov 2026 08:30:00 MEZ", None, "2026-11-30T07:30:00Z", "zone"),

@@ -122,11 +122,13 @@ class _Refused(Exception):
 
 
 def _two_digit_year(digits: str) -> int:
-    """RFC 5322 §4.3: 00-49 -> 2000-2049, 50-99 (and three digits) -> add 1900."""
+    """A year of four digits as written; of two, RFC 5322 §4.3: 00-49 -> 2000-2049, 50-99 -> 1950-1999."""
     value = int(digits)
-    if len(digits) >= 4:
+    if len(digits) == 4:
         return value
-    return value + (2000 if len(digits) == 2 and value < 50 else 1900)
+    if len(digits) != 2:
+        raise ValueError(f"year {digits}")
+    return value + (2000 if value < 50 else 1900)
 
 
 def _offset_minutes(text: str) -> int:
