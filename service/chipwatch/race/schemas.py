@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from chipwatch.signals.schemas import SignalSummary
+from chipwatch.signals.schemas import SignalPublic
 from chipwatch.vocab.verification import Verification
 
 
@@ -57,7 +57,7 @@ class FundingView(BaseModel):
 
 class Race(BaseModel):
     signal_counts: dict[str, int]
-    signals: list[SignalSummary]
+    signals: list[SignalPublic]
     headline_results: list[ResultView]
     latest_funding: list[FundingView]
 

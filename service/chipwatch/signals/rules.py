@@ -36,8 +36,6 @@ from chipwatch.vocab.status import Side
 
 __all__ = [
     "CompiledRules",
-    "Entity",  # re-exported until the feed mention linker imports chipwatch.text.entities
-    "EntityMatcher",
     "FactView",
     "ItemView",
     "Match",

@@ -34,9 +34,6 @@ class SignalPublic(BaseModel):
     watch_health: WatchHealth
 
 
-SignalSummary = SignalPublic  # the race board's name for it until that module imports SignalPublic
-
-
 class EvidencePublic(BaseModel):
     """An item or fact that satisfied one of the signal's conditions."""
 
