@@ -75,7 +75,9 @@ def make_engine(url: str) -> Engine:
         # busy timeout.  Reads stay concurrent under WAL.
         @event.listens_for(engine, "begin")
         def _begin_immediate(conn) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("write") else "BEGIN")
+            # One-shot: ``info`` belongs to the pooled DBAPI connection, and a later plain
+            # ``engine.connect()`` (a readiness probe) must not inherit a write lock.
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.pop("write", False) else "BEGIN")
 
         # pysqlite's own transaction handling must be off for the explicit BEGIN above to apply.
         @event.listens_for(engine, "connect")

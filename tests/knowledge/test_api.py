@@ -184,8 +184,13 @@ def test_cursors_of_the_wrong_shape_are_problem_422(client, path, cursor):
 
 
 def test_patch_null_in_a_required_field_is_422(client, admin_headers):
-    for kind, id_, field in [("chips", "jalapeno", "name"), ("results", "r09-jalapeno-per-kw-104x", "metric"),
-                             ("chips", "jalapeno", "aliases"), ("funding-rounds", "xiwang-2026-08-round", "vendor_id")]:
+    cases = [
+        ("chips", "jalapeno", "name"),
+        ("results", "r09-jalapeno-per-kw-104x", "metric"),
+        ("chips", "jalapeno", "aliases"),
+        ("funding-rounds", "xiwang-2026-08-round", "vendor_id"),
+    ]
+    for kind, id_, field in cases:
         r = client.patch(f"/v1/{kind}/{id_}", json={field: None}, headers=admin_headers)
         assert r.status_code == 422, (kind, field, r.text)
         assert field in r.json()["detail"]
@@ -199,8 +204,10 @@ def test_oversize_or_empty_aliases_are_refused(client, admin_headers):
 
 
 def test_oversize_signal_term_is_refused(client, admin_headers):
-    body = {"id": "long-term", "question": "?", "opened_on": "2026-11-01", "review": "auto", "subjects": ["jalapeno"],
-            "yes_when": [{"item": {"terms_any": ["t" * 1000]}}]}
+    body = {
+        "id": "long-term", "question": "?", "opened_on": "2026-11-01", "review": "auto",
+        "subjects": ["jalapeno"], "yes_when": [{"item": {"terms_any": ["t" * 1000]}}],
+    }
     r = client.post("/v1/signals", json=body, headers=admin_headers)
     assert r.status_code == 422, r.text
     assert "terms_any" in r.json()["detail"]

@@ -16,7 +16,7 @@ from sqlmodel import Session
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import Conflict, NotFound, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
-from chipwatch.kit.sessions import read_session, write_session
+from chipwatch.kit.sessions import ReadSession, WriteSession
 from chipwatch.knowledge import service
 from chipwatch.knowledge.schemas import API_MODELS
 from chipwatch.knowledge.service import FILTERS, Filter
@@ -70,7 +70,7 @@ def _add_list_route(kind: str) -> None:
 
     params = [
         inspect.Parameter(
-            "session", inspect.Parameter.KEYWORD_ONLY, default=Depends(read_session), annotation=Session
+            "session", inspect.Parameter.KEYWORD_ONLY, default=ReadSession, annotation=Session
         ),
         inspect.Parameter("limit", inspect.Parameter.KEYWORD_ONLY, default=LimitQ, annotation=int),
         inspect.Parameter("cursor", inspect.Parameter.KEYWORD_ONLY, default=CursorQ, annotation=str | None),
@@ -103,15 +103,15 @@ def _add_item_routes(kind: str) -> None:
     tag = ["knowledge"]
     id_path = Path(..., max_length=64, description=f"{label} id")
 
-    def get_endpoint(id: str = id_path, session: Session = Depends(read_session)):
+    def get_endpoint(id: str = id_path, session: Session = ReadSession):
         with _problems(kind):
             return service.get_row(session=session, kind=kind, id_=id)
 
-    def create_endpoint(body: create, session: Session = Depends(write_session)):  # type: ignore[valid-type]
+    def create_endpoint(body: create, session: Session = WriteSession):  # type: ignore[valid-type]
         with _problems(kind):
             return service.create_row(session=session, kind=kind, row_in=body)
 
-    def patch_endpoint(body: update, id: str = id_path, session: Session = Depends(write_session)):  # type: ignore[valid-type]
+    def patch_endpoint(body: update, id: str = id_path, session: Session = WriteSession):  # type: ignore[valid-type]
         with _problems(kind):
             return service.update_row(session=session, kind=kind, id_=id, changes_in=body)
 
