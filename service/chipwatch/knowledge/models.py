@@ -14,7 +14,6 @@ from typing import Any, Literal
 from sqlalchemy import JSON, Float, String, Text
 from sqlmodel import Field, SQLModel
 
-from chipwatch.kit.time import utcnow  # noqa: F401  (imported from here until every domain uses the kit)
 from chipwatch.vocab.entities import EntityKind
 from chipwatch.vocab.verification import Verification
 

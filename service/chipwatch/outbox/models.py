@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Index
 from sqlmodel import Field, SQLModel
 
-from chipwatch.knowledge.models import utcnow
+from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
 
 EVENT_TYPES = (
