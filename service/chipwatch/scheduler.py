@@ -11,17 +11,16 @@ from apscheduler.triggers.interval import IntervalTrigger
 from chipwatch.config import Settings
 from chipwatch.kit.jobs import Job
 from chipwatch.kit.time import utcnow
+from chipwatch.signals.jobs import JOBS as SIGNAL_JOBS
+from chipwatch.sources.jobs import JOBS as SOURCE_JOBS
+from chipwatch.webhooks.jobs import JOBS as WEBHOOK_JOBS
 
 log = logging.getLogger("chipwatch.scheduler")
 
 
 def collect_jobs() -> list[Job]:
     """Every domain's declared jobs (``JOBS`` of each ``jobs`` module), named here one by one."""
-    from chipwatch.signals.jobs import JOBS as signal_jobs
-    from chipwatch.sources.jobs import JOBS as source_jobs
-    from chipwatch.webhooks.jobs import JOBS as webhook_jobs
-
-    return [*source_jobs, *signal_jobs, *webhook_jobs]
+    return [*SOURCE_JOBS, *SIGNAL_JOBS, *WEBHOOK_JOBS]
 
 
 class RunningScheduler:
