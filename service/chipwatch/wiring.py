@@ -4,7 +4,8 @@ Producers know nothing of their consumers: the knowledge base and the sources ca
 were registered here, so neither imports the signals domain.
 
 * a fact written to the knowledge base (API or seed) -> signal evaluation of that fact;
-* items stored by a feed check -> signal evaluation of those items.
+* items stored by a feed check -> signal evaluation of those items;
+* the metrics registry -> the queue-depth gauge, read from the domains' tables at scrape time.
 
 Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and collected by
 :func:`chipwatch.scheduler.collect_jobs`.
@@ -12,11 +13,13 @@ Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and col
 
 from __future__ import annotations
 
+from chipwatch.queue_depth import register_queue_depth
+from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
+from chipwatch.sources.hooks import on_items_stored
+
 
 def wire() -> None:
     """Register every cross-domain listener; calling it again registers nothing twice."""
-    from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
-    from chipwatch.sources.hooks import on_items_stored
-
     register_fact_listener()
     on_items_stored(evaluate_items)
+    register_queue_depth()

@@ -10,7 +10,7 @@ from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
 from chipwatch.kit.pagination import keyset_page
-from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.models import KB_TABLES, Vendor
 from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
@@ -150,15 +150,20 @@ def check_values(*, kind: str, data: dict[str, Any]) -> None:
             raise InvalidValue(f"aliases[{i}]", message)
 
 
+def _source_exists(session: Session, source_id: str) -> bool:
+    # Followed through the provenance column's foreign key, so the knowledge base names no table of
+    # the sources domain (which reads the entity tables for mention matching).
+    (fk,) = Vendor.__table__.c.source_id.foreign_keys  # type: ignore[attr-defined]
+    return session.execute(select(fk.column).where(fk.column == source_id)).first() is not None
+
+
 def check_references(*, session: Session, data: dict[str, Any]) -> None:
     """Raise :class:`UnknownReference` for the first field naming an unknown entity or source."""
-    from chipwatch.sources.models import Source
-
     for field, value in data.items():
         if value is None:
             continue
         if field == "source_id":
-            if session.get(Source, value) is None:
+            if not _source_exists(session, value):
                 raise UnknownReference(field, value, "source")
             continue
         ref = REFERENCES.get(field)
