@@ -1,4 +1,4 @@
-"""The Atom 1.0 feed of signal transitions (RFC 4287; pure: rows in, bytes out).
+"""The Atom 1.0 feed of signal transitions (RFC 4287; pure: history rows in, bytes out).
 
 One entry per transition, newest first. Entry ids are stable tag URIs (RFC 4151),
 ``tag:chipwatch,2026:signal/<id>/v<version>``, because a signal's version increases by one at each
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from chipwatch.kit.time import rfc3339
+from chipwatch.signals.models import SignalHistory
 
-__all__ = ["ATOM_MEDIA_TYPE", "FeedEntry", "entry_id", "render_feed"]
+__all__ = ["ATOM_MEDIA_TYPE", "entry_id", "render_feed"]
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ATOM_MEDIA_TYPE = "application/atom+xml"
@@ -23,24 +23,6 @@ TAG_AUTHORITY = "tag:chipwatch,2026"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 ET.register_namespace("", ATOM_NS)
-
-
-@dataclass(frozen=True, slots=True)
-class FeedEntry:
-    """One transition as the feed shows it (times are timezone-aware)."""
-
-    signal_id: str
-    question: str
-    version: int
-    from_status: str
-    from_outcome: str | None
-    to_status: str
-    to_outcome: str | None
-    cause: str
-    note: str | None
-    known_at: datetime | None
-    at: datetime
-    evidence_ids: Sequence[int] = ()
 
 
 def entry_id(signal_id: str, version: int) -> str:
@@ -59,9 +41,9 @@ def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> 
     return el
 
 
-def _summary(e: FeedEntry) -> str:
+def _summary(e: SignalHistory, question: str) -> str:
     lines = [
-        e.question,
+        question,
         f"{_state(e.from_status, e.from_outcome)} -> {_state(e.to_status, e.to_outcome)}",
         f"cause: {e.cause}",
     ]
@@ -75,7 +57,7 @@ def _summary(e: FeedEntry) -> str:
 
 
 def render_feed(
-    entries: Sequence[FeedEntry],
+    entries: Sequence[tuple[SignalHistory, str]],
     *,
     api_base: str,
     self_url: str,
@@ -83,7 +65,8 @@ def render_feed(
     feed_id: str = f"{TAG_AUTHORITY}:signals",
     title: str = "chipwatch: signal transitions",
 ) -> bytes:
-    """The Atom document (UTF-8 bytes) for ``entries``, given newest first.
+    """The Atom document (UTF-8 bytes) for ``entries`` (each transition with its signal's question),
+    given newest first.
 
     ``api_base`` is the absolute API root without a trailing slash (``https://host``); ``self_url`` the
     URL this feed was fetched from; ``updated`` the feed's last change (the epoch when ``None``).
@@ -99,7 +82,7 @@ def render_feed(
     author = _el(feed, "author")
     _el(author, "name", "chipwatch")
     _el(feed, "generator", "chipwatch")
-    for e in entries:
+    for e, question in entries:
         entry = _el(feed, "entry")
         _el(entry, "id", entry_id(e.signal_id, e.version))
         title_text = f"{e.signal_id}: {_state(e.to_status, e.to_outcome)} (v{e.version})"
@@ -117,5 +100,5 @@ def render_feed(
             type="application/json",
         )
         _el(entry, "category", term=e.to_status, label=_state(e.to_status, e.to_outcome))
-        _el(entry, "summary", _summary(e), type="text")
+        _el(entry, "summary", _summary(e, question), type="text")
     return ET.tostring(feed, encoding="utf-8", xml_declaration=True)

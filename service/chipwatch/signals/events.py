@@ -7,8 +7,8 @@ plain objects alike (an evidence event carries the signal's state when the evide
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import date
+from collections.abc import Callable, Iterable
+from datetime import date, datetime
 from typing import Any
 
 from chipwatch.kit.time import rfc3339
@@ -28,8 +28,14 @@ EVIDENCE_ADDED = "signal.evidence_added"
 DEADLINE_APPROACHING = "signal.deadline_approaching"
 
 
-def evidence_data(evidence: Any) -> dict[str, Any]:
-    """One evidence row as it appears in event payloads (``schema/events/*``: ``$defs/evidence``)."""
+def evidence_data(
+    evidence: Any, *, moment: Callable[[datetime | None], str | None] = rfc3339
+) -> dict[str, Any]:
+    """One evidence row as JSON: ``$defs/evidence`` of ``schema/events/*`` and the API's ``EvidencePublic``.
+
+    ``moment`` writes ``published_at`` and ``recorded_at``: RFC 3339 in UTC ending in ``Z`` in event
+    payloads; the API passes ``datetime.isoformat``, which it has always answered with.
+    """
     return {
         "id": evidence.id,
         "ref_kind": evidence.ref_kind,
@@ -41,8 +47,8 @@ def evidence_data(evidence: Any) -> dict[str, Any]:
         "source_id": evidence.source_id,
         "title": evidence.title,
         "url": evidence.url,
-        "published_at": rfc3339(evidence.published_at),
-        "recorded_at": rfc3339(evidence.recorded_at),
+        "published_at": moment(evidence.published_at),
+        "recorded_at": moment(evidence.recorded_at),
     }
 
 

@@ -48,7 +48,6 @@ __all__ = [
     "Finding",
     "Plan",
     "SignalNotFound",
-    "TransitionRecord",
     "announce_move",
     "day_end",
     "day_start",
@@ -81,34 +80,21 @@ class SignalNotFound(LookupError):
 # ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TransitionRecord:
-    """One move made by an evaluation or an analyst (mirrors the history row written)."""
-
-    signal_id: str
-    version: int
-    from_status: str
-    from_outcome: str | None
-    to_status: str
-    to_outcome: str | None
-    cause: str
-    history_id: int
-
-
 @dataclass(slots=True)
 class EvaluationReport:
     """What an evaluation did.
 
     ``items`` and ``facts`` count the rows read; ``matches`` the conditions they satisfied (already
-    recorded ones included); ``evidence_ids`` the new evidence rows; ``transitions`` the moves made;
-    ``deadline_warnings`` the signals that got their ``signal.deadline_approaching`` event.
+    recorded ones included); ``evidence_ids`` the new evidence rows; ``transitions`` the history rows
+    of the moves made; ``deadline_warnings`` the signals that got their ``signal.deadline_approaching``
+    event.
     """
 
     items: int = 0
     facts: int = 0
     matches: int = 0
     evidence_ids: list[int] = field(default_factory=list)
-    transitions: list[TransitionRecord] = field(default_factory=list)
+    transitions: list[SignalHistory] = field(default_factory=list)
     deadline_warnings: list[str] = field(default_factory=list)
 
     def merge(self, other: EvaluationReport) -> EvaluationReport:
@@ -328,18 +314,7 @@ def announce_move(
         },
     )
     if report is not None:
-        report.transitions.append(
-            TransitionRecord(
-                signal_id=signal.id,
-                version=history.version,
-                from_status=history.from_status,
-                from_outcome=history.from_outcome,
-                to_status=history.to_status,
-                to_outcome=history.to_outcome,
-                cause=history.cause,
-                history_id=history.id or 0,
-            )
-        )
+        report.transitions.append(history)
 
 
 def move_with_retry(

@@ -3,6 +3,8 @@ the Atom feed of transitions. Each validates, makes one service call and maps it
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -38,6 +40,19 @@ ChangesBody = Body(
 )
 _NOT_FOUND = {404: {"description": "unknown id"}}
 _MOVE_RESPONSES = {**_NOT_FOUND, 409: {"description": "the move is not allowed from the current status"}}
+
+
+@contextmanager
+def _problems(signal_id: str | None = None) -> Iterator[None]:
+    """Map the signal service's errors to problem responses: 404, 409 and 422 naming the field."""
+    try:
+        yield
+    except service.SignalNotFound as exc:
+        raise NotFound("signal", signal_id or exc.signal_id) from exc
+    except (service.TransitionNotAllowed, service.SignalExists) as exc:
+        raise Conflict(str(exc)) from exc
+    except service.DefinitionError as exc:
+        raise invalid(exc.field or "body", exc.message) from exc
 
 
 @router.get("/signals", response_model=SignalPage, responses={304: {"description": "ETag matched"}})
@@ -78,7 +93,7 @@ def signals_feed(
     session: Session = Depends(read_session),
 ):
     """An Atom 1.0 feed of signal transitions, newest first; entry ids are stable per signal version."""
-    try:
+    with _problems():
         body = service.transitions_feed(
             session=session,
             signal_id=signal,
@@ -86,8 +101,6 @@ def signals_feed(
             api_base=str(request.base_url).rstrip("/"),
             self_url=str(request.url),
         )
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", exc.signal_id) from exc
     return etag_response(request.headers.get("if-none-match"), body, media_type=ATOM_MEDIA_TYPE)
 
 
@@ -102,12 +115,8 @@ def create_signal(
     response: Response, definition: dict[str, Any] = DefinitionBody, session: Session = Depends(write_session)
 ):
     """Create a signal and evaluate it at once against stored items, facts and its deadline (admin)."""
-    try:
+    with _problems():
         signal, _report = service.create_signal(session=session, signal_in=definition)
-    except service.DefinitionError as exc:
-        raise invalid(exc.field or "body", exc.message) from exc
-    except service.SignalExists as exc:
-        raise Conflict(str(exc)) from exc
     response.headers["Location"] = f"/v1/signals/{signal.id}"
     return signal
 
@@ -121,31 +130,23 @@ def update_signal(
     session: Session = Depends(write_session),
 ):
     """Change a signal's definition fields and evaluate it again (admin); state and history stay."""
-    try:
+    with _problems(signal_id):
         signal, _report = service.update_signal(session=session, signal_id=signal_id, changes=changes)
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
-    except service.DefinitionError as exc:
-        raise invalid(exc.field or "body", exc.message) from exc
     return signal
 
 
 @router.get("/signals/{signal_id}", response_model=SignalWithEvidence, responses=_NOT_FOUND)
 def get_signal(signal_id: str = SignalId, session: Session = Depends(read_session)):
     """One signal: definition, state, watched sources and every piece of evidence (oldest first)."""
-    try:
+    with _problems(signal_id):
         return service.get_signal(session=session, signal_id=signal_id)
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
 
 
 @router.get("/signals/{signal_id}/history", response_model=SignalHistoryPage, responses=_NOT_FOUND)
 def get_history(signal_id: str = SignalId, session: Session = Depends(read_session)):
     """Every transition of the signal (from, to, cause, note, evidence ids, known_at), oldest first."""
-    try:
+    with _problems(signal_id):
         return service.signal_history(session=session, signal_id=signal_id)
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
 
 
 @router.post(
@@ -158,14 +159,10 @@ def resolve_signal(
     body: SignalResolveIn, signal_id: str = SignalId, session: Session = Depends(write_session)
 ):
     """Resolve an open or pending-review signal with an outcome and a note (admin; cause ``manual``)."""
-    try:
+    with _problems(signal_id):
         return service.resolve_signal(
             session=session, signal_id=signal_id, outcome=body.outcome, note=body.note
         )
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
-    except service.TransitionNotAllowed as exc:
-        raise Conflict(str(exc)) from exc
 
 
 @router.post(
@@ -178,12 +175,8 @@ def reject_signal(
     body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = Depends(write_session)
 ):
     """Reject the match a pending-review signal waits on: it returns to open (admin)."""
-    try:
+    with _problems(signal_id):
         return service.reject_signal(session=session, signal_id=signal_id, note=body.note if body else None)
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
-    except service.TransitionNotAllowed as exc:
-        raise Conflict(str(exc)) from exc
 
 
 @router.post(
@@ -196,9 +189,5 @@ def reopen_signal(
     body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = Depends(write_session)
 ):
     """Reopen a resolved signal: it returns to open and is watched again (admin)."""
-    try:
+    with _problems(signal_id):
         return service.reopen_signal(session=session, signal_id=signal_id, note=body.note if body else None)
-    except service.SignalNotFound as exc:
-        raise NotFound("signal", signal_id) from exc
-    except service.TransitionNotAllowed as exc:
-        raise Conflict(str(exc)) from exc

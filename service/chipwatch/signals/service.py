@@ -16,9 +16,10 @@ from sqlmodel import Session
 
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
-from chipwatch.signals.atom import FeedEntry, render_feed
+from chipwatch.signals.atom import render_feed
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
 from chipwatch.signals.evaluation import evaluate_signal
+from chipwatch.signals.events import evidence_data
 from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.signals.record import EvaluationReport, SignalNotFound
@@ -134,22 +135,13 @@ def list_signals(
     return {"items": [signal_summary(s, feeds) for s in rows], "next_cursor": next_cursor}
 
 
+def _isoformat(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
 def evidence_view(ev: Evidence) -> dict[str, Any]:
-    """JSON-ready evidence row."""
-    return {
-        "id": ev.id,
-        "ref_kind": ev.ref_kind,
-        "ref_id": ev.ref_id,
-        "side": ev.side,
-        "condition_index": ev.condition_index,
-        "reason": ev.reason,
-        "trust": ev.trust,
-        "source_id": ev.source_id,
-        "title": ev.title,
-        "url": ev.url,
-        "published_at": ev.published_at.isoformat() if ev.published_at else None,
-        "recorded_at": ev.recorded_at.isoformat(),
-    }
+    """JSON-ready evidence row (``EvidencePublic``)."""
+    return evidence_data(ev, moment=_isoformat)
 
 
 def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
@@ -397,25 +389,8 @@ def transitions_feed(
     if signal_id is not None:
         _existing(session, signal_id)
     rows, updated = recent_transitions(session=session, limit=limit, signal_id=signal_id)
-    entries = [
-        FeedEntry(
-            signal_id=h.signal_id,
-            question=question,
-            version=h.version,
-            from_status=h.from_status,
-            from_outcome=h.from_outcome,
-            to_status=h.to_status,
-            to_outcome=h.to_outcome,
-            cause=h.cause,
-            note=h.note,
-            known_at=h.known_at,
-            at=h.at,
-            evidence_ids=h.evidence_ids,
-        )
-        for h, question in rows
-    ]
     return render_feed(
-        entries,
+        rows,
         api_base=api_base,
         self_url=self_url,
         updated=updated,
