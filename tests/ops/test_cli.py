@@ -58,3 +58,11 @@ def test_importing_the_metrics_module_touches_no_database(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "queue depth unavailable" not in done.stderr
     assert not missing.exists() and not missing.parent.exists()
+
+
+def test_the_signals_table_lists_every_signal(db):
+    with session_scope(db, write=False) as session:
+        ids = session.scalars(select(Signal.id)).all()
+    result = runner.invoke(app, ["signals"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert ids and all(signal_id in result.output for signal_id in ids)
