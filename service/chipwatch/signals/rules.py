@@ -17,9 +17,10 @@ import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
+from chipwatch.kit.time import as_utc
 from chipwatch.signals.definition import (
     DefinitionError,
     DeploymentCondition,
@@ -134,7 +135,7 @@ def _terms(values: list[str] | None) -> tuple[tuple[str, _TermKey], ...]:
 
 
 def _utc_date(moment: datetime) -> date:
-    return (moment.astimezone(UTC) if moment.tzinfo else moment).date()
+    return as_utc(moment).date()
 
 
 def _as_date(value: Any) -> date | None:

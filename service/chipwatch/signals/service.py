@@ -93,6 +93,11 @@ def enabled_feeds(*, session: Session) -> list[Source]:
     return list(session.scalars(stmt))
 
 
+def _isoformat(moment: date | datetime | None) -> str | None:
+    # The API has always written times with ``datetime.isoformat`` (``+00:00``); events use RFC 3339 ``Z``.
+    return moment.isoformat() if moment is not None else None
+
+
 def signal_summary(signal: Signal, feeds: list[Source]) -> dict[str, Any]:
     """The board view of a signal (JSON-ready dict)."""
     return {
@@ -103,10 +108,10 @@ def signal_summary(signal: Signal, feeds: list[Source]) -> dict[str, Any]:
         "version": signal.version,
         "review": signal.review,
         "opened_on": signal.opened_on.isoformat(),
-        "deadline": signal.deadline.isoformat() if signal.deadline else None,
+        "deadline": _isoformat(signal.deadline),
         "on_deadline": signal.on_deadline,
-        "resolved_at": signal.resolved_at.isoformat() if signal.resolved_at else None,
-        "known_at": signal.known_at.isoformat() if signal.known_at else None,
+        "resolved_at": _isoformat(signal.resolved_at),
+        "known_at": _isoformat(signal.known_at),
         "subjects": signal.subjects,
         "watch_health": watch_health(signal, feeds),
     }
@@ -133,10 +138,6 @@ def list_signals(
     rows, next_cursor = keyset_page(session, stmt, keys=(Signal.id,), cursor=cursor, limit=limit)
     feeds = enabled_feeds(session=session)
     return {"items": [signal_summary(s, feeds) for s in rows], "next_cursor": next_cursor}
-
-
-def _isoformat(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
 
 
 def evidence_view(ev: Evidence) -> dict[str, Any]:
@@ -185,7 +186,7 @@ def history_view(row: SignalHistory) -> dict[str, Any]:
         "cause": row.cause,
         "note": row.note,
         "evidence_ids": row.evidence_ids,
-        "known_at": row.known_at.isoformat() if row.known_at else None,
+        "known_at": _isoformat(row.known_at),
         "at": row.at.isoformat(),
     }
 
