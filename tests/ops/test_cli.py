@@ -60,9 +60,12 @@ def test_importing_the_metrics_module_touches_no_database(tmp_path):
     assert not missing.exists() and not missing.parent.exists()
 
 
-def test_the_signals_table_lists_every_signal(db):
+def test_the_signals_table_lists_every_signal(db, monkeypatch):
+    import chipwatch.cli
+
+    monkeypatch.setattr(chipwatch.cli.console, "width", 250)  # wide enough that no id is folded
     with session_scope(db, write=False) as session:
         ids = session.scalars(select(Signal.id)).all()
-    result = runner.invoke(app, ["signals"], terminal_width=250)
+    result = runner.invoke(app, ["signals"])
     assert result.exit_code == 0, result.output
     assert ids and all(signal_id in result.output for signal_id in ids)
