@@ -235,6 +235,7 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
+        """A TCP stream to a checked address of ``host`` (any address when private networks are allowed)."""
         if self._allow_private:
             return await self._inner.connect_tcp(
                 host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
@@ -262,9 +263,11 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
+        """Always refused: a feed or webhook target is never a local socket."""
         raise BlockedAddressError("unix sockets are not allowed")
 
     async def sleep(self, seconds: float) -> None:
+        """The inner backend's sleep (httpcore's retry back-off uses it)."""
         await self._inner.sleep(seconds)
 
 

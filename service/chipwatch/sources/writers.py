@@ -35,7 +35,9 @@ class Writer(Protocol):
 
     def run(
         self, fn: Callable[[Session], T], *, source_id: str | None = None, urgent: bool = False
-    ) -> Awaitable[T]: ...
+    ) -> Awaitable[T]:
+        """``fn(session)``'s result once its transaction has committed; ``fn``'s exception otherwise."""
+        ...
 
 
 class ThreadWriter:
