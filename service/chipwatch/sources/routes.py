@@ -24,12 +24,12 @@ from chipwatch.sources.errors import (
     SourceConflict,
     SourceNotFound,
 )
-from chipwatch.sources.models import (
+from chipwatch.sources.models import Source
+from chipwatch.sources.schemas import (
     CheckOutcomePublic,
     ItemDetail,
     ItemPublic,
     OpmlImportResult,
-    Source,
     SourceCreate,
 )
 from chipwatch.vocab.slugs import SLUG

@@ -20,17 +20,9 @@ from chipwatch.sources.check import SourceSnapshot, is_feed
 from chipwatch.sources.errors import InvalidSourceURL, SourceConflict, SourceNotFound
 from chipwatch.sources.links import normalise_link
 from chipwatch.sources.mentions import mentions_of
-from chipwatch.sources.models import (
-    FEED_KINDS,
-    Item,
-    ItemDetail,
-    ItemMention,
-    ItemPublic,
-    OpmlImportResult,
-    Source,
-    SourceCreate,
-)
+from chipwatch.sources.models import FEED_KINDS, Item, ItemMention, Source
 from chipwatch.sources.opml import build_opml, parse_opml
+from chipwatch.sources.schemas import ItemDetail, ItemPublic, OpmlImportResult, SourceCreate
 from chipwatch.vocab.slugs import slugify
 from chipwatch.vocab.trust import Trust
 
