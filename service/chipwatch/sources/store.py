@@ -1,6 +1,6 @@
 """Storing a feed's entries: each story once, changed stories updated in place.
 
-Split as lemon24/reader splits its update: the decision is pure, the writer is thin.
+Two halves: a pure decision over plain values, and a thin writer that applies it.
 
 * :func:`item_candidates` (pure): the parsed entries with their dedup keys (guid, normalised link,
   content hash), entries repeated verbatim in the document dropped, and which keys can be trusted.
@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -87,13 +87,13 @@ def _key(value: str | None, width: int) -> str | None:
 
 @dataclass(slots=True)
 class Candidate:
-    """One entry as it would be stored: column values, dedup keys, and which keys may match.
+    """One entry as it would be stored: the item columns it sets (``ITEM_COLUMNS``; guid, normalised
+    link and content hash are also its dedup keys) and which keys may match.
 
     ``use_guid``/``use_link`` are False for a guid or link shared by several entries of the document
     (not trusted), and for a link that is the site's home page.
     """
 
-    entry: ParsedEntry
     guid: str | None
     link: str | None
     link_norm: str | None
@@ -102,8 +102,26 @@ class Candidate:
     summary: str | None
     content: str | None
     author: str | None
+    published_at: datetime | None
+    published_is_estimated: bool
     use_guid: bool = True
     use_link: bool = True
+
+
+# The columns of an item a feed entry sets: a new item gets them all (with its source and first-seen
+# time), a matched one those that differ.
+ITEM_COLUMNS = (
+    "guid",
+    "link",
+    "link_norm",
+    "content_hash",
+    "title",
+    "summary",
+    "content",
+    "author",
+    "published_at",
+    "published_is_estimated",
+)
 
 
 @dataclass(slots=True)
@@ -129,7 +147,6 @@ def _candidate(entry: ParsedEntry) -> Candidate:
     if link is not None and len(link) > LINK_MAX:
         link = None  # a cut-off URL would point nowhere; link_norm (a digest then) still dedups
     return Candidate(
-        entry=entry,
         guid=_key(entry.guid, GUID_MAX),
         link=link,
         link_norm=_key(normalise_link(entry.link), LINK_MAX) if entry.link else None,
@@ -138,6 +155,8 @@ def _candidate(entry: ParsedEntry) -> Candidate:
         summary=_text(entry.summary) or None,
         content=_text(entry.content) or None,
         author=(_text(entry.author) or "")[:AUTHOR_MAX] or None,
+        published_at=entry.published_at,
+        published_is_estimated=entry.published_is_estimated,
     )
 
 
@@ -181,22 +200,6 @@ def item_candidates(entries: Iterable[ParsedEntry], *, feed_link: str | None = N
 # The decision
 
 
-class StoredRow(Protocol):
-    """What :func:`decide` reads of a stored item (an :class:`~chipwatch.sources.models.Item` fits)."""
-
-    id: int | None
-    guid: str | None
-    link: str | None
-    link_norm: str | None
-    content_hash: str
-    title: str
-    summary: str | None
-    content: str | None
-    author: str | None
-    published_at: datetime | None
-    published_is_estimated: bool
-
-
 @dataclass(slots=True)
 class ItemChange:
     """Columns of stored item ``item_id`` to set: ``{column: new value}``, only those that differ."""
@@ -216,15 +219,15 @@ class StorePlan:
     duplicates: int = 0
 
 
-def _match(candidates: list[Candidate], stored: Sequence[StoredRow]) -> list[StoredRow | None]:
+def _match(candidates: list[Candidate], stored: Sequence[Item]) -> list[Item | None]:
     """The stored row each candidate matches, or None: guid first, then link, then content hash.
 
     A stored row is matched by at most one candidate; a guid or link key that names several stored
     rows is ambiguous and matches none of them.
     """
-    by_guid: dict[str, list[StoredRow]] = defaultdict(list)
-    by_link: dict[str, list[StoredRow]] = defaultdict(list)
-    by_hash: dict[str, list[StoredRow]] = defaultdict(list)
+    by_guid: dict[str, list[Item]] = defaultdict(list)
+    by_link: dict[str, list[Item]] = defaultdict(list)
+    by_hash: dict[str, list[Item]] = defaultdict(list)
     for row in sorted({row.id: row for row in stored}.values(), key=lambda r: r.id or 0):
         if row.guid:
             by_guid[row.guid].append(row)
@@ -233,14 +236,14 @@ def _match(candidates: list[Candidate], stored: Sequence[StoredRow]) -> list[Sto
         by_hash[row.content_hash].append(row)
     claimed: set[int | None] = set()
 
-    def take(rows: list[StoredRow], *, unique: bool) -> StoredRow | None:
+    def take(rows: list[Item], *, unique: bool) -> Item | None:
         free = [r for r in rows if r.id not in claimed]
         if not free or (unique and len(rows) > 1):
             return None
         claimed.add(free[0].id)
         return free[0]
 
-    matches: list[StoredRow | None] = [None] * len(candidates)
+    matches: list[Item | None] = [None] * len(candidates)
     for i, c in enumerate(candidates):  # guids first, so a link or content match never steals a guid's item
         if c.use_guid and c.guid:
             matches[i] = take(by_guid.get(c.guid, []), unique=True)
@@ -253,7 +256,7 @@ def _match(candidates: list[Candidate], stored: Sequence[StoredRow]) -> list[Sto
     return matches
 
 
-def _changes(c: Candidate, row: StoredRow) -> dict[str, Any]:
+def _changes(c: Candidate, row: Item) -> dict[str, Any]:
     """The columns of ``row`` that ``c`` changes: ``{column: new value}``."""
     wanted: dict[str, Any] = {
         # A link that differs only in tracking parameters, case or fragment (same normalised form) is
@@ -268,13 +271,13 @@ def _changes(c: Candidate, row: StoredRow) -> dict[str, Any]:
     }
     if c.use_guid or not row.guid:
         wanted["guid"] = c.guid if c.guid else row.guid
-    if c.entry.published_at is not None:  # a stored date is kept when the entry has none
-        wanted["published_at"] = c.entry.published_at
+    if c.published_at is not None:  # a stored date is kept when the entry has none
+        wanted["published_at"] = c.published_at
         wanted["published_is_estimated"] = False
     return {name: value for name, value in wanted.items() if getattr(row, name) != value}
 
 
-def decide(candidates: Candidates, stored: Sequence[StoredRow]) -> StorePlan:
+def decide(candidates: Candidates, stored: Sequence[Item]) -> StorePlan:
     """What to write for ``candidates`` given the ``stored`` rows of the same source (pure).
 
     ``stored`` must hold at least every row of the source that shares a trusted key with a candidate
@@ -283,25 +286,13 @@ def decide(candidates: Candidates, stored: Sequence[StoredRow]) -> StorePlan:
     becomes an :class:`ItemChange` (a story re-published under a new slug keeps its row); an
     unmatched candidate becomes an insert (``published_at`` None and ``published_is_estimated`` True
     when the entry had no usable date). The same document decided again against what it stored
-    yields no inserts and no changes.
+    yields no inserts and no changes. Only the item columns of ``stored`` are read (rows, or any
+    objects with those attributes); no session is touched.
     """
     plan = StorePlan(duplicates=candidates.duplicates)
     for c, row in zip(candidates.items, _match(candidates.items, stored), strict=True):
         if row is None:
-            plan.inserts.append(
-                {
-                    "guid": c.guid,
-                    "link": c.link,
-                    "link_norm": c.link_norm,
-                    "content_hash": c.content_hash,
-                    "title": c.title,
-                    "summary": c.summary,
-                    "content": c.content,
-                    "author": c.author,
-                    "published_at": c.entry.published_at,
-                    "published_is_estimated": c.entry.published_is_estimated,
-                }
-            )
+            plan.inserts.append({name: getattr(c, name) for name in ITEM_COLUMNS})
         elif changes := _changes(c, row):
             assert row.id is not None  # stored rows have ids
             plan.updates.append(ItemChange(item_id=row.id, changes=changes))
@@ -375,7 +366,6 @@ __all__ = [
     "ItemChange",
     "StorePlan",
     "StoreResult",
-    "StoredRow",
     "content_hash",
     "decide",
     "item_candidates",
