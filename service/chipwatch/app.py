@@ -14,6 +14,7 @@ from chipwatch.config import get_settings
 from chipwatch.db import get_engine
 from chipwatch.kit.errors import PROBLEM_JSON, ApiError, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
+from chipwatch.knowledge.history_routes import router as history_router
 from chipwatch.knowledge.routes import router as knowledge_router
 from chipwatch.metrics import render as render_metrics
 from chipwatch.race.routes import router as race_router
@@ -88,7 +89,8 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
 
-    routers = (race_router, signals_router, knowledge_router, sources_router, webhooks_router, ops_router)
+    routers = (race_router, signals_router, knowledge_router, history_router, sources_router, webhooks_router,
+               ops_router)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -12,6 +12,7 @@ import pytest
 from standardwebhooks import Webhook as StandardWebhook
 
 from chipwatch.db import session_scope
+from chipwatch.knowledge.history import record_change
 from chipwatch.outbox.emit import emit
 from chipwatch.outbox.models import EVENT_TYPES
 from chipwatch.signals.events import deadline_approaching_data, evidence_added_data, status_changed_data
@@ -96,6 +97,8 @@ def _produce_every_event(signal, history, evidence, source, webhook_id):
         source.last_checked_at = datetime.now(UTC)
         emit(session, "source.health_changed", health_event_data(source),
              source_id=source.id)
+        record_change(session=session, kind="chips", fact_id="gb300", action="updated", cause="api",
+                      changes={"nominal_power_w": (1400.0, 1450.0)}, actor="admin")
         endpoints.send_test(session=session, endpoint_id=webhook_id, message="hello")
 
 
@@ -104,7 +107,7 @@ def test_delivered_payloads_validate_against_their_schemas(signal_change, receiv
     hook = subscribe(receiver.url("/schema"), event_types=list(EVENT_TYPES))
     _produce_every_event(signal, history, evidence, source, hook.id)
     deliver()
-    got = receiver.wait_for(5, "/schema")
+    got = receiver.wait_for(len(EVENT_TYPES), "/schema")
     payloads = {}
     for request in got:
         payload = StandardWebhook(hook.secret).verify(request.body, request.headers)
@@ -121,6 +124,10 @@ def test_delivered_payloads_validate_against_their_schemas(signal_change, receiv
     assert [e["ref_id"] for e in changed["evidence"]] == ["4711", "jalapeno-inferencex-1"]
     assert payloads["signal.deadline_approaching"]["data"]["days_left"] == 10
     assert payloads["source.health_changed"]["data"]["healthy"] is False
+    fact = payloads["fact.changed"]["data"]
+    assert (fact["kind"], fact["fact_id"], fact["action"]) == ("chips", "gb300", "updated")
+    assert fact["cause"] == "api"
+    assert fact["changes"] == [{"field": "nominal_power_w", "old": 1400.0, "new": 1450.0}]
     assert payloads["webhook.test"]["data"] == {"webhook_id": hook.id, "message": "hello"}
 
 

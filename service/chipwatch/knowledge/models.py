@@ -8,13 +8,16 @@ Ranges ("1.5x to 1.9x") keep ``value_min`` and ``value_max``; ``value`` then hol
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Float, String, Text
+from sqlalchemy import JSON, Float, Index, String, Text
 from sqlmodel import Field, SQLModel
 
+from chipwatch.kit.time import utcnow
+from chipwatch.types import UTCDateTime
 from chipwatch.vocab.entities import EntityKind
+from chipwatch.vocab.facts import ChangeCause, FactAction
 from chipwatch.vocab.verification import Verification
 
 DatePrecision = Literal["day", "month", "quarter", "year"]
@@ -196,6 +199,33 @@ class ClaimBase(Provenance):
 class Claim(ClaimBase, table=True):
     __tablename__ = "claims"
     id: str = Field(primary_key=True, max_length=64)
+
+
+# ---------------------------------------------------------------- fact history
+class FactChange(SQLModel, table=True):
+    """One entry of a fact's history: a field's old and new value, or a whole-fact action.
+
+    ``kind`` is the API path segment of the fact's table (``chips``, ``funding-rounds``...). An
+    ``updated`` change has one row per field (``field``, ``old_value``, ``new_value`` as JSON values);
+    ``created``, ``retired``, ``restored`` and ``retracted`` have one row with no field. ``cause`` says
+    what made the change and ``cause_ref`` which one of it (an import id); ``actor`` who (``admin``,
+    ``seed``, ``import``). Rows written together share ``changed_at`` and one ``fact.changed`` event.
+    """
+
+    __tablename__ = "fact_history"
+    __table_args__ = (Index("ix_fact_history_fact", "kind", "fact_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(max_length=32)
+    fact_id: str = Field(max_length=64)
+    action: FactAction = Field(sa_type=String(16))
+    field: str | None = Field(default=None, max_length=64)
+    old_value: Any = Field(default=None, sa_type=JSON, nullable=True)
+    new_value: Any = Field(default=None, sa_type=JSON, nullable=True)
+    cause: ChangeCause = Field(sa_type=String(16))
+    cause_ref: str | None = Field(default=None, max_length=64)
+    actor: str | None = Field(default=None, max_length=64)
+    changed_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
 KB_TABLES: dict[str, type[SQLModel]] = {

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from pydantic import Field as PField
 from pydantic import create_model
 from sqlmodel import SQLModel
 
 from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.vocab.facts import ChangeCause, FactAction
 from chipwatch.vocab.slugs import SLUG, SLUG_MAX_LENGTH
 
 
@@ -34,3 +38,21 @@ API_MODELS: dict[str, tuple[type[SQLModel], type[SQLModel], type[SQLModel]]] = {
     kind: _api_models(table) for kind, table in KB_TABLES.items()
 }
 """API path segment -> (Create, Update, Public) models."""
+
+
+class FactChangePublic(SQLModel):
+    """One history entry of a fact: what changed (``field`` with its old and new JSON value, or a whole-fact
+    ``action`` with no field), why (``cause``: seed, api, import, candidate; ``cause_ref``: the import id
+    for an import) and when (``changed_at``, UTC)."""
+
+    id: int
+    kind: str
+    fact_id: str
+    action: FactAction
+    field: str | None = None
+    old_value: Any = None
+    new_value: Any = None
+    cause: ChangeCause
+    cause_ref: str | None = None
+    actor: str | None = None
+    changed_at: datetime

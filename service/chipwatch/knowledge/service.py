@@ -10,6 +10,7 @@ from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
 from chipwatch.kit.pagination import keyset_page
+from chipwatch.knowledge.history import field_changes, record_change
 from chipwatch.knowledge.models import KB_TABLES, Vendor
 from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
@@ -221,6 +222,7 @@ def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
     row = table(**data)
     session.add(row)
     session.flush()
+    record_change(session=session, kind=kind, fact_id=row.id, action="created", cause="api", actor="admin")
     _notify(session, kind, row)
     return row
 
@@ -228,16 +230,22 @@ def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
 def update_row(*, session: Session, kind: str, id_: str, changes_in: SQLModel) -> SQLModel:
     """Apply the fields set in ``changes_in`` to the ``kind`` row ``id_``; returns the row.
 
+    Every field whose value changes is recorded in the fact's history (cause ``api``) and announced
+    by one ``fact.changed`` event; a patch that changes nothing records nothing.
+
     Raises :class:`RowNotFound`, :class:`UnknownReference` or :class:`InvalidValue`.
     """
     row = get_row(session=session, kind=kind, id_=id_)
     changes = changes_in.model_dump(exclude_unset=True)
     check_values(kind=kind, data=changes)
     check_references(session=session, data=changes)
+    changed = field_changes({key: getattr(row, key) for key in changes}, changes)
     for key, value in changes.items():
         setattr(row, key, value)
     session.add(row)
     session.flush()
+    record_change(session=session, kind=kind, fact_id=id_, action="updated", changes=changed, cause="api",
+                  actor="admin")
     _notify(session, kind, row)
     return row
 

@@ -16,6 +16,7 @@ EVENT_TYPES = (
     "signal.evidence_added",
     "signal.deadline_approaching",
     "source.health_changed",
+    "fact.changed",
     "webhook.test",
 )
 """Every event type; each has a JSON Schema in ``schema/events/<type>.schema.json``."""

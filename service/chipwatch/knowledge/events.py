@@ -1,0 +1,52 @@
+"""Events the knowledge base emits: ``fact.changed``, its payload built here from the history rows of
+one change, and written to the outbox in the transaction that made the change."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session
+
+from chipwatch.kit.time import rfc3339
+from chipwatch.knowledge.models import FactChange
+from chipwatch.outbox.emit import emit
+
+FACT_CHANGED = "fact.changed"
+
+
+def fact_changed_data(rows: Sequence[FactChange]) -> dict[str, Any]:
+    """The ``data`` of a ``fact.changed`` event, as published in
+    ``schema/events/fact.changed.schema.json``, for the history rows of one change of one fact.
+
+    ``changes`` lists ``{field, old, new}`` for an ``updated`` change (empty for the other actions);
+    ``history_ids`` are the rows' ids. Raises ValueError when ``rows`` is empty or mixes facts.
+    """
+    if not rows:
+        raise ValueError("a fact.changed event needs at least one history row")
+    first = rows[0]
+    if any((row.kind, row.fact_id, row.action) != (first.kind, first.fact_id, first.action) for row in rows):
+        raise ValueError("one fact.changed event covers one action on one fact")
+    return {
+        "kind": first.kind,
+        "fact_id": first.fact_id,
+        "action": first.action,
+        "changes": [
+            {"field": row.field, "old": row.old_value, "new": row.new_value}
+            for row in rows
+            if row.field is not None
+        ],
+        "cause": first.cause,
+        "cause_ref": first.cause_ref,
+        "actor": first.actor,
+        "changed_at": rfc3339(first.changed_at),
+        "history_ids": [row.id for row in rows],
+    }
+
+
+def emit_fact_changed(session: Session, rows: Sequence[FactChange]) -> None:
+    """Write one ``fact.changed`` event for the flushed history ``rows`` of one change to the outbox."""
+    emit(session, FACT_CHANGED, fact_changed_data(rows))
+
+
+__all__ = ["FACT_CHANGED", "emit_fact_changed", "fact_changed_data"]

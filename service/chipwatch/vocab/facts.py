@@ -1,0 +1,19 @@
+"""How a knowledge-base fact changes and why (DESIGN.md, "Round 2": facts have history).
+
+``FactAction`` says what happened to the fact: it was created, some of its fields were updated, it was
+retired (a dataset version no longer lists it), restored (a later version lists it again) or retracted
+(an analyst withdrew it). Retirement and retraction keep the row; nothing is hard-deleted.
+
+``ChangeCause`` says what made the change: a seed load, an analyst through the API, a dataset import,
+or an accepted candidate fact from news items.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+FactAction = Literal["created", "updated", "retired", "restored", "retracted"]
+ChangeCause = Literal["seed", "api", "import", "candidate"]
+
+FACT_ACTIONS: tuple[FactAction, ...] = get_args(FactAction)
+CHANGE_CAUSES: tuple[ChangeCause, ...] = get_args(ChangeCause)
