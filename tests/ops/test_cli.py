@@ -60,12 +60,9 @@ def test_importing_the_metrics_module_touches_no_database(tmp_path):
     assert not missing.exists() and not missing.parent.exists()
 
 
-def test_the_signals_table_lists_every_signal(db, monkeypatch):
-    import chipwatch.cli
-
-    monkeypatch.setattr(chipwatch.cli.console, "width", 250)  # wide enough that no id is folded
+def test_the_signals_table_lists_every_signal(db):
     with session_scope(db, write=False) as session:
         ids = session.scalars(select(Signal.id)).all()
-    result = runner.invoke(app, ["signals"])
+    result = runner.invoke(app, ["signals"], env={"COLUMNS": "250"})  # wide enough that no id is folded
     assert result.exit_code == 0, result.output
     assert ids and all(signal_id in result.output for signal_id in ids)
