@@ -150,11 +150,16 @@ def _render(node: _TrieNode, groups: list[_Phrase], root: bool = False) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-_Groups = list[tuple[frozenset[Hashable], list[tuple[frozenset[Hashable], int, bool]]]]
+_Labels = tuple[Hashable, ...]  # sorted by str, as scans report the labels of one place
+_Groups = list[tuple[_Labels, list[tuple[_Labels, int, bool]]]]
 
 
 MAX_PHRASE_CHARS = 200
 """Longest alias or term, in characters, that matching takes into account."""
+
+
+def _sorted_labels(phrase: _Phrase) -> _Labels:
+    return tuple(sorted(phrase.labels, key=str))
 
 
 def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[str], _Groups]:
@@ -162,6 +167,7 @@ def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[s
 
     ``groups[n - 1]`` describes capture group ``n``: the winning phrase's labels and, for each phrase it
     implies (a prefix that also matches at that place), its labels, canonical length and wildcard flag.
+    Labels are sorted once here so that scans report them in a fixed order at no cost.
     """
     root = _TrieNode()
     # A phrase becomes one nested group per character; names and terms are refused past this length
@@ -177,11 +183,11 @@ def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[s
     groups: _Groups = []
     for winner in order:
         implied = [
-            (frozenset(o.labels), len(o.canon), o.wildcard)
+            (_sorted_labels(o), len(o.canon), o.wildcard)
             for o in phrases
             if len(o.canon) <= len(winner.canon) and _implies(winner, o)
         ]
-        groups.append((frozenset(winner.labels), implied))
+        groups.append((_sorted_labels(winner), implied))
     # A lookahead makes every match zero-width, so the scan tries every position and phrases that start
     # inside an earlier phrase are found too. The leading class of every phrase's first character
     # rejects most positions in one test.
@@ -249,11 +255,11 @@ class PhraseSet:
                 continue
             start, end = m.start(), m.end(group)
             labels, implied = groups[group - 1]
-            for label in sorted(labels, key=str) if len(labels) > 1 else labels:
+            for label in labels:
                 yield label, (start, end)
             for implied_labels, canon_len, wildcard in implied:
                 span = (start, _implied_end(text, start, end, canon_len, wildcard))
-                for label in sorted(implied_labels, key=str) if len(implied_labels) > 1 else implied_labels:
+                for label in implied_labels:
                     yield label, span
 
     def scan(self, norm: str) -> dict[Hashable, tuple[int, int]]:
@@ -261,11 +267,27 @@ class PhraseSet:
         found: dict[Hashable, tuple[int, int]] = {}
         if not self.size:
             return found
-        for occurrences in self._occurrences(norm):
-            for label, span in occurrences:
-                seen = found.get(label)
-                if seen is None or span[0] < seen[0]:  # a later pattern may find an earlier place
-                    found[label] = span
+        # What ``_read`` yields, consumed in place: this is the matcher's hottest loop, and an implied
+        # phrase's end is only worked out when the phrase is new or earlier than where it was seen.
+        for text, groups, matches in self._passes(norm):
+            for m in matches:
+                group = m.lastindex
+                if group is None:
+                    continue
+                start = m.start()
+                labels, implied = groups[group - 1]
+                for label in labels:
+                    seen = found.get(label)
+                    if seen is None or start < seen[0]:  # a later pattern may find an earlier place
+                        found[label] = (start, m.end(group))
+                for implied_labels, canon_len, wildcard in implied:
+                    span = None
+                    for label in implied_labels:
+                        seen = found.get(label)
+                        if seen is None or start < seen[0]:
+                            if span is None:
+                                span = (start, _implied_end(text, start, m.end(group), canon_len, wildcard))
+                            found[label] = span
         return found
 
     def scan_all(self, norm: str) -> list[tuple[Hashable, tuple[int, int]]]:
