@@ -34,6 +34,11 @@ class Settings(BaseSettings):
     min_check_interval_s: int = 300
     max_check_interval_s: int = 86400
     check_batch_size: int = 50
+    # A claim (feed check, webhook delivery) lasts this long and is renewed every third of it while its
+    # holder works, so a dead worker's claims lapse within this time and are picked up at its next poll.
+    claim_lease_s: float = Field(default=30.0, gt=0)
+    # Request bodies over this many bytes answer 413; a route may declare its own cap (kit.request_limits).
+    request_max_bytes: int = Field(default=1024 * 1024, gt=0)
 
     webhook_timeout_s: float = 15.0
     webhook_retry_schedule_s: str = ",".join(str(s) for s in DEFAULT_RETRY_SCHEDULE_S)
