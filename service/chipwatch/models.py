@@ -2,6 +2,7 @@
 
 from sqlmodel import SQLModel
 
+import chipwatch.imports.models
 import chipwatch.knowledge.models
 import chipwatch.outbox.models
 import chipwatch.signals.models

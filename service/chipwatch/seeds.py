@@ -35,9 +35,11 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from sqlmodel import Session, SQLModel
 
+from chipwatch.imports.models import Alias, AliasBase
 from chipwatch.kit.schema_errors import SchemaProblem, describe, field_path
 from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.models import (
+    DATASET_PROVENANCE_FIELDS,
     Benchmark,
     Chip,
     Claim,
@@ -212,7 +214,9 @@ class _Kind:
 
 
 def _table_columns(model: type[SQLModel]) -> tuple[str, ...]:
-    names = [c.name for c in model.__table__.columns]  # type: ignore[attr-defined]
+    # Dataset provenance belongs to imports: a re-seed must not clear what an import recorded.
+    table = model.__table__  # type: ignore[attr-defined]
+    names = [c.name for c in table.columns if c.name not in DATASET_PROVENANCE_FIELDS]
     return ("id", *(n for n in names if n != "id"))
 
 
@@ -258,6 +262,8 @@ KINDS: tuple[_Kind, ...] = (
     _Kind(
         "signals", "signals-file.schema.json", Signal, {"subjects": _ENTITY_KINDS}, SIGNAL_DEFINITION_COLUMNS
     ),
+    # Targets are not checked: an alias may name a chip only a dataset import creates.
+    _Kind("aliases", "aliases.schema.json", Alias, {}, ("id", *AliasBase.model_fields)),
 )
 """Every seedable kind, in load order (referenced kinds first)."""
 

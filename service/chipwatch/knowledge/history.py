@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic_core import to_jsonable_python
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlmodel import Session
 
 from chipwatch.kit.pagination import keyset_page
@@ -67,9 +67,10 @@ def record_change(
     """Record one change of the ``kind`` fact ``fact_id``; returns the flushed history rows.
 
     ``kind`` is a knowledge-base path segment (``chips``, ``deployments``...). ``updated`` needs
-    ``changes`` (``{field: (old, new)}``; values are stored as JSON) and records nothing when it is
-    empty; the other actions ignore ``changes``. With ``announce`` (default) every action but
-    ``created`` also writes one ``fact.changed`` event. Raises KeyError for an unknown ``kind`` and
+    ``changes`` (``{field: (old, new)}``; values are stored as JSON; a field may name one key of a JSON
+    column as ``attributes.<key>``) and records nothing when it is empty; the other actions ignore
+    ``changes``. With ``announce`` (default) every action but ``created`` also writes one
+    ``fact.changed`` event. Raises KeyError for an unknown ``kind`` and
     ValueError for an ``updated`` change of a field the table does not have.
     """
     table = KB_TABLES[kind]
@@ -77,7 +78,8 @@ def record_change(
     common = {"kind": kind, "fact_id": fact_id, "action": action, "cause": cause, "cause_ref": cause_ref,
               "actor": actor, "changed_at": at}
     if action == "updated":
-        unknown = sorted(set(changes or {}) - set(table.model_fields))
+        # ``attributes.<key>`` names one key of a JSON column: history keeps the key that changed.
+        unknown = sorted({name for name in changes or {} if name.split(".", 1)[0] not in table.model_fields})
         if unknown:
             raise ValueError(f"{kind} has no field {', '.join(unknown)}")
         rows = [
@@ -93,6 +95,32 @@ def record_change(
     if announce and action != "created":
         emit_fact_changed(session, rows)
     return rows
+
+
+def record_created(
+    *,
+    session: Session,
+    kind: str,
+    fact_ids: list[str],
+    cause: ChangeCause,
+    cause_ref: str | None = None,
+    actor: str | None = None,
+    at: datetime | None = None,
+) -> int:
+    """Record the creation of many ``kind`` facts at once (one executemany); returns how many.
+
+    The bulk form of ``record_change(action="created")`` for imports: no event, as for one creation.
+    """
+    if not fact_ids:
+        return 0
+    at = at or utcnow()
+    rows = [
+        {"kind": kind, "fact_id": fact_id, "action": "created", "field": None, "old_value": None,
+         "new_value": None, "cause": cause, "cause_ref": cause_ref, "actor": actor, "changed_at": at}
+        for fact_id in fact_ids
+    ]
+    session.execute(insert(FactChange), rows)
+    return len(rows)
 
 
 def list_history(

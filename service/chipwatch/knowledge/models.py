@@ -48,6 +48,42 @@ class Entity(SQLModel):
     aliases: list[str] = Field(default_factory=list, sa_type=JSON)
 
 
+class DatasetProvenance(SQLModel):
+    """Where an imported fact's current values come from, and whether its dataset still lists it.
+
+    Set by dataset imports only (never by the API's create and patch bodies): the dataset kind, the
+    part of the dataset a version covers (an MLPerf round; null for a whole dataset), the version
+    (SHA-256 of the file), the import that last wrote the fact, the dataset's own key and link for the
+    row, its own certainty or confidence word, the figures computed from the stated ones (each labelled
+    derived with formula and inputs), and retirement: a row missing from a later version is retired in
+    that import, never deleted.
+    """
+
+    dataset: str | None = Field(default=None, max_length=32, index=True, description="dataset kind")
+    dataset_scope: str | None = Field(
+        default=None, max_length=64, description="part of the dataset a version covers (MLPerf round)"
+    )
+    dataset_version: str | None = Field(default=None, max_length=64, description="SHA-256 of the file")
+    import_id: int | None = Field(default=None, description="import that last wrote the fact")
+    row_key: str | None = Field(default=None, max_length=400, description="the dataset's own key of the row")
+    link: str | None = Field(default=None, max_length=2000, description="the row's own URL in the dataset")
+    certainty: str | None = Field(
+        default=None, max_length=32, description="the dataset's own certainty or confidence word"
+    )
+    import_sha256: str | None = Field(
+        default=None, max_length=64, description="digest of the values the last import wrote"
+    )
+    derived: list[dict[str, Any]] = Field(
+        default_factory=list, sa_type=JSON, description="computed figures: name, value, unit, formula, inputs"
+    )
+    retired_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    retired_in_import_id: int | None = Field(default=None, description="import whose version lacked it")
+
+
+DATASET_PROVENANCE_FIELDS: tuple[str, ...] = tuple(DatasetProvenance.model_fields)
+"""Columns only imports write; seed loads and API bodies leave them alone."""
+
+
 # ---------------------------------------------------------------- vendors
 class VendorBase(Entity, Provenance):
     kinds: list[str] = Field(default_factory=list, sa_type=JSON, description="e.g. chip_maker, model_lab")
@@ -79,7 +115,7 @@ class ChipBase(Entity, Provenance):
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Chip(ChipBase, table=True):
+class Chip(ChipBase, DatasetProvenance, table=True):
     __tablename__ = "chips"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -137,9 +173,10 @@ class ResultBase(Provenance):
     multi_token_prediction: bool | None = None
     disaggregation: bool | None = None
     headline: bool = Field(default=False, description="shown on the race board")
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Result(ResultBase, table=True):
+class Result(ResultBase, DatasetProvenance, table=True):
     __tablename__ = "results"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -155,9 +192,11 @@ class FundingRoundBase(Provenance):
     valuation_comparator: Comparator = Field(default="eq", sa_type=String(10))
     announced_on: date | None = None
     announced_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
+    status: str | None = Field(default=None, max_length=32, description="closed | in_discussion")
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class FundingRound(FundingRoundBase, table=True):
+class FundingRound(FundingRoundBase, DatasetProvenance, table=True):
     __tablename__ = "funding_rounds"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -167,7 +206,7 @@ class DeploymentBase(Provenance):
     chip_id: str | None = Field(default=None, foreign_key="chips.id", index=True)
     system_label: str | None = Field(default=None, max_length=200)
     operator_id: str | None = Field(default=None, max_length=64)
-    status: str = Field(default="planned", max_length=32, description="planned | pilot | volume | ...")
+    status: str = Field(default="planned", max_length=32, description="vocab.facts.DeploymentStatus")
     capacity_mw: float | None = Field(default=None, sa_type=Float, description="reached, in MW")
     capacity_mw_target: float | None = Field(default=None, sa_type=Float)
     target_on: date | None = None
@@ -175,9 +214,10 @@ class DeploymentBase(Provenance):
     units_min: int | None = None
     units_max: int | None = None
     scale: str | None = Field(default=None, max_length=200, description="qualitative scale when no figure")
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Deployment(DeploymentBase, table=True):
+class Deployment(DeploymentBase, DatasetProvenance, table=True):
     __tablename__ = "deployments"
     id: str = Field(primary_key=True, max_length=64)
 

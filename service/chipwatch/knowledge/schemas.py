@@ -10,7 +10,7 @@ from pydantic import Field as PField
 from pydantic import create_model
 from sqlmodel import SQLModel
 
-from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.models import DATASET_PROVENANCE_FIELDS, KB_TABLES
 from chipwatch.vocab.facts import ChangeCause, FactAction
 from chipwatch.vocab.slugs import SLUG, SLUG_MAX_LENGTH
 
@@ -25,7 +25,13 @@ def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], 
     id_field = (str, PField(pattern=SLUG, max_length=SLUG_MAX_LENGTH, description="readable slug id"))
     strict = type(f"{name}Strict", (base,), {"model_config": {**base.model_config, "extra": "forbid"}})
     create = create_model(f"{name}Create", __base__=strict, id=id_field)
-    public = create_model(f"{name}Public", __base__=base, id=(str, ...))
+    # Dataset provenance is read-only: shown on the facts that have it, never accepted in a body.
+    imported = {
+        fname: (info.annotation, info)
+        for fname, info in table.model_fields.items()
+        if fname in DATASET_PROVENANCE_FIELDS
+    }
+    public = create_model(f"{name}Public", __base__=base, id=(str, ...), **imported)
     optional = {
         fname: (info.annotation | None, PField(default=None, description=info.description))
         for fname, info in base.model_fields.items()

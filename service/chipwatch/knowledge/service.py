@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,9 @@ from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
 fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
+# Listeners called once for many facts of one kind written together (a dataset import): (session, kind,
+# rows). A consumer registers both forms; a batch writer calls only these.
+facts_listeners: list[Callable[[Session, str, Sequence[SQLModel]], None]] = []
 
 
 class UnknownReference(ValueError):
@@ -253,3 +256,11 @@ def update_row(*, session: Session, kind: str, id_: str, changes_in: SQLModel) -
 def _notify(session: Session, kind: str, row: SQLModel) -> None:
     for listener in fact_listeners:
         listener(session, kind, row)
+
+
+def notify_facts(session: Session, kind: str, rows: Sequence[SQLModel]) -> None:
+    """Call the batch fact listeners once with the ``kind`` rows written outside this module (a dataset
+    import), in ``session``'s transaction; nothing when ``rows`` is empty."""
+    if rows:
+        for listener in facts_listeners:
+            listener(session, kind, rows)

@@ -17,7 +17,7 @@ When evaluation runs (DESIGN.md "Signals"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -25,7 +25,7 @@ from sqlalchemy import delete, select
 from sqlmodel import Session
 
 from chipwatch.kit.time import utcnow
-from chipwatch.knowledge.service import fact_listeners
+from chipwatch.knowledge.service import fact_listeners, facts_listeners
 from chipwatch.signals.deadlines import evaluate_deadlines
 from chipwatch.signals.fact_matches import FACT_TABLES, fact_findings, facts_for_signal
 from chipwatch.signals.item_matches import ITEM_BATCH, item_findings, items_by_id, items_for_signal
@@ -36,6 +36,7 @@ from chipwatch.signals.rules_cache import compiled_rules, definition_of, entitie
 
 __all__ = [
     "evaluate_fact",
+    "evaluate_facts",
     "evaluate_items",
     "evaluate_seeded",
     "evaluate_signal",
@@ -80,6 +81,23 @@ def evaluate_fact(*, session: Session, kind: str, row: Any, now: datetime | None
     ref_kind, _table = spec
     now = now if now is not None else utcnow()
     found = fact_findings(session, compiled_rules(session=session), ref_kind, row, report)
+    record_and_settle(session, found, now, report)
+    return report
+
+
+def evaluate_facts(
+    *, session: Session, kind: str, rows: Sequence[Any], now: datetime | None = None
+) -> EvaluationReport:
+    """:func:`evaluate_fact` for many rows of one kind written together (a dataset import), with the
+    rules compiled once. Returns one ``EvaluationReport``."""
+    report = EvaluationReport()
+    spec = FACT_TABLES.get(kind)
+    if spec is None or not rows:
+        return report
+    ref_kind, _table = spec
+    now = now if now is not None else utcnow()
+    rules = compiled_rules(session=session)
+    found = [finding for row in rows for finding in fact_findings(session, rules, ref_kind, row, report)]
     record_and_settle(session, found, now, report)
     return report
 
@@ -160,11 +178,18 @@ def _on_fact_written(session: Session, kind: str, row: Any) -> None:
     evaluate_fact(session=session, kind=kind, row=row)
 
 
+def _on_facts_written(session: Session, kind: str, rows: Sequence[Any]) -> None:
+    evaluate_facts(session=session, kind=kind, rows=rows)
+
+
 def register_fact_listener() -> None:
     """Evaluate signals whenever the knowledge base writes a result or deployment.
 
-    Subscribes ``evaluate_fact`` to ``chipwatch.knowledge.service.fact_listeners``; calling it again
-    changes nothing. ``create_app`` and the CLI call it at start-up (importing this module does not).
+    Subscribes ``evaluate_fact`` to ``chipwatch.knowledge.service.fact_listeners`` and ``evaluate_facts``
+    to its batch ``facts_listeners`` (dataset imports); calling it again changes nothing. ``create_app``
+    and the CLI call it at start-up (importing this module does not).
     """
     if _on_fact_written not in fact_listeners:
         fact_listeners.append(_on_fact_written)
+    if _on_facts_written not in facts_listeners:
+        facts_listeners.append(_on_facts_written)

@@ -14,8 +14,17 @@ from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
 from chipwatch.vocab.trust import Trust
 
-SourceKind = Literal["rss", "atom", "rdf", "json", "unknown", "article", "report", "page"]
+SourceKind = Literal[
+    "rss", "atom", "rdf", "json", "unknown", "article", "report", "page",
+    # dataset files, polled like feeds and imported (chipwatch.datasets.kinds lists their parsers)
+    "epoch-ml-hardware", "epoch-gpu-clusters", "epoch-funding-rounds", "mlperf-inference-summary",
+    "mlperf-system", "mlperf-log-summary", "inferencex-evals", "benchmark-serving",
+]
 FEED_KINDS = ("rss", "atom", "rdf", "json", "unknown")
+DATASET_SOURCE_KINDS = (
+    "epoch-ml-hardware", "epoch-gpu-clusters", "epoch-funding-rounds", "mlperf-inference-summary",
+    "mlperf-system", "mlperf-log-summary", "inferencex-evals", "benchmark-serving",
+)
 
 
 def _ts(**kw):
@@ -25,7 +34,7 @@ def _ts(**kw):
 class SourceBase(SQLModel):
     name: str = Field(max_length=200)
     url: str | None = Field(default=None, max_length=2000)
-    kind: SourceKind = Field(default="unknown", sa_type=String(10), description="detected for feeds")
+    kind: SourceKind = Field(default="unknown", sa_type=String(32), description="detected for feeds")
     trust: Trust = Field(default="press", sa_type=String(12))
     language: str | None = Field(default=None, max_length=8)
     publisher_id: str | None = Field(default=None, max_length=64, description="vendor id, if any")

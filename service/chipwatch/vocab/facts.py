@@ -17,3 +17,15 @@ ChangeCause = Literal["seed", "api", "import", "candidate"]
 
 FACT_ACTIONS: tuple[FactAction, ...] = get_args(FactAction)
 CHANGE_CAUSES: tuple[ChangeCause, ...] = get_args(ChangeCause)
+
+DeploymentStatus = Literal["planned", "pilot", "volume", "operational", "decommissioned"]
+"""Where a deployment stands. ``pilot`` and ``volume`` are a vendor's rollout stages as the founding
+articles report them (a pilot at small scale, then volume); ``operational`` and ``decommissioned`` are
+Epoch AI's cluster states (its ``Existing`` is ``operational``). ``planned`` is common to both. The words
+are not merged: a signal asking for ``operational`` is not satisfied by ``volume``."""
+
+FundingStatus = Literal["closed", "in_discussion"]
+"""Where a funding round stands: closed, or still being negotiated (Epoch's ``Late discussions``)."""
+
+DEPLOYMENT_STATUSES: tuple[DeploymentStatus, ...] = get_args(DeploymentStatus)
+FUNDING_STATUSES: tuple[FundingStatus, ...] = get_args(FundingStatus)

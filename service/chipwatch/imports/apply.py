@@ -1,0 +1,240 @@
+"""Writing an import's plan in the caller's transaction (flushes, never commits).
+
+New facts go in with one executemany per table, and their ``created`` history with another; changed
+facts are read once and updated field by field, each change recorded in the fact's history with one
+``fact.changed`` event; facts the new version lacks are retired (kept, marked, announced). Rows waiting
+for an alias replace those an earlier version left waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlmodel import Session, SQLModel
+
+from chipwatch.imports.build import Built
+from chipwatch.imports.models import Import, WaitingRow
+from chipwatch.imports.plan import Candidate, Existing, Plan
+from chipwatch.knowledge.history import plain, record_change, record_created
+from chipwatch.knowledge.models import KB_TABLES
+
+BATCH = 500
+# Follows from the stated figures; its inputs' changes are the history.
+NOT_HISTORY = frozenset({"derived"})
+
+
+@dataclass(slots=True)
+class Applied:
+    """What the write did: the changed fields of each updated fact, the retired ids, and the rows
+    written (new and changed), for the fact listeners."""
+
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    retired: list[str] = field(default_factory=list)
+    written: list[SQLModel] = field(default_factory=list)
+
+
+def _chunks(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def load_existing(*, session: Session, kb_kind: str, dataset: str) -> dict[str, Existing]:
+    """Row key -> the fact ``dataset`` wrote in ``kb_kind``, retired or not."""
+    table = KB_TABLES[kb_kind]
+    stmt = select(table.id, table.row_key, table.import_sha256, table.retired_at, table.dataset_scope).where(
+        table.dataset == dataset
+    )
+    return {
+        row.row_key: Existing(
+            row.id, row.row_key, row.import_sha256, row.retired_at is not None, row.dataset_scope
+        )
+        for row in session.execute(stmt)
+        if row.row_key is not None
+    }
+
+
+def load_subjects(*, session: Session, kb_kind: str, ids: set[str], dataset: str) -> dict[str, Existing]:
+    """Facts named by exact aliases that no import of ``dataset`` has written yet."""
+    table = KB_TABLES[kb_kind]
+    found: dict[str, Existing] = {}
+    for chunk in _chunks(sorted(ids)):
+        stmt = select(table.id, table.dataset, table.retired_at).where(table.id.in_(chunk))
+        for row in session.execute(stmt):
+            if row.dataset != dataset:
+                found[row.id] = Existing(row.id, None, None, row.retired_at is not None)
+    return found
+
+
+def taken_ids(*, session: Session, kb_kind: str) -> set[str]:
+    """Every id of the ``kb_kind`` table."""
+    table = KB_TABLES[kb_kind]
+    return set(session.scalars(select(table.id)))
+
+
+def _defaults(table: type[SQLModel]) -> dict[str, Any]:
+    columns = {c.name for c in table.__table__.columns}  # type: ignore[attr-defined]
+    return {
+        name: info.get_default(call_default_factory=True)
+        for name, info in table.model_fields.items()
+        if name in columns
+    }
+
+
+def _attributes(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """A dataset's attributes over the fact's own: a key the dataset leaves blank is removed."""
+    merged = {**(old or {}), **new}
+    return {key: value for key, value in merged.items() if value is not None}
+
+
+def _provenance(built: Built, digest: str, imp: Import, version: str) -> dict[str, Any]:
+    return {
+        "dataset": imp.kind,
+        "dataset_scope": built.scope,
+        "dataset_version": version,
+        "import_id": imp.id,
+        "row_key": built.row_key,
+        "import_sha256": digest,
+        "retired_at": None,
+        "retired_in_import_id": None,
+    }
+
+
+def insert_facts(
+    *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime
+) -> list[SQLModel]:
+    """Insert the plan's new facts and their ``created`` history; returns them as (unbound) rows."""
+    table = KB_TABLES[kb_kind]
+    defaults = _defaults(table)
+    rows = []
+    for fact_id, built, digest in plan.inserts:
+        values = {
+            **defaults,
+            **built.create,
+            **built.values,
+            **_provenance(built, digest, imp, version),
+            "id": fact_id,
+        }
+        if "attributes" in built.values:
+            values["attributes"] = _attributes({}, built.values["attributes"])
+        rows.append(values)
+    for chunk in _chunks(rows):
+        session.execute(insert(table), chunk)
+    record_created(
+        session=session,
+        kind=kb_kind,
+        fact_ids=[row["id"] for row in rows],
+        cause="import",
+        cause_ref=str(imp.id),
+        actor="import",
+        at=at,
+    )
+    return [table(**row) for row in rows]
+
+
+def _field_changes(row: SQLModel, values: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    changes: dict[str, tuple[Any, Any]] = {}
+    for name, new in values.items():
+        old = getattr(row, name)
+        if name in NOT_HISTORY:
+            continue
+        if name == "attributes":
+            keys = sorted(set(old or {}) | set(new))
+            for key in keys:
+                before, after = plain((old or {}).get(key)), plain(new.get(key))
+                if before != after:
+                    changes[f"attributes.{key}"] = (before, after)
+        elif plain(old) != plain(new):
+            changes[name] = (plain(old), plain(new))
+    return changes
+
+
+def update_facts(
+    *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime, applied: Applied
+) -> None:
+    """Apply the plan's changed and restored facts field by field, recording history and events."""
+    table = KB_TABLES[kb_kind]
+    wanted = {fact_id: (built, digest) for fact_id, built, digest in plan.updates}
+    for chunk in _chunks(sorted(wanted)):
+        for row in session.scalars(select(table).where(table.id.in_(chunk))):
+            built, digest = wanted[row.id]
+            values = dict(built.values)
+            if "attributes" in values:
+                values["attributes"] = _attributes(row.attributes, values["attributes"])
+            changes = _field_changes(row, values)
+            for name, value in {**values, **_provenance(built, digest, imp, version)}.items():
+                setattr(row, name, value)
+            session.add(row)
+            applied.written.append(row)
+            common = {
+                "session": session,
+                "kind": kb_kind,
+                "fact_id": row.id,
+                "cause": "import",
+                "cause_ref": str(imp.id),
+                "actor": "import",
+                "at": at,
+            }
+            if row.id in plan.restores:
+                record_change(action="restored", **common)
+            if changes:
+                record_change(action="updated", changes=changes, **common)
+                applied.changed[row.id] = list(changes)
+    session.flush()
+
+
+def retire_facts(*, session: Session, plan: Plan, imp: Import, kb_kind: str, at: datetime) -> list[str]:
+    """Mark the plan's missing facts retired in this import (kept, never deleted), each announced."""
+    table = KB_TABLES[kb_kind]
+    for chunk in _chunks(plan.retire):
+        session.execute(
+            update(table).where(table.id.in_(chunk)).values(retired_at=at, retired_in_import_id=imp.id)
+        )
+    for fact_id in plan.retire:
+        record_change(
+            session=session,
+            kind=kb_kind,
+            fact_id=fact_id,
+            action="retired",
+            cause="import",
+            cause_ref=str(imp.id),
+            actor="import",
+            at=at,
+        )
+    return list(plan.retire)
+
+
+def replace_waiting(
+    *, session: Session, plan: Plan, imp: Import, version: str, scopes: set[str | None] | None, at: datetime
+) -> None:
+    """Rows of this file that wait for an alias replace the ones waiting before: all of the file's scope
+    for a whole version, else those with the same keys."""
+    if scopes is not None:
+        for scope in scopes:
+            column = WaitingRow.dataset_scope
+            condition = column.is_(None) if scope is None else column == scope
+            session.execute(delete(WaitingRow).where(WaitingRow.dataset == imp.kind, condition))
+    else:
+        for chunk in _chunks(sorted(plan.keys)):
+            stmt = delete(WaitingRow).where(WaitingRow.dataset == imp.kind, WaitingRow.row_key.in_(chunk))
+            session.execute(stmt)
+    session.add_all([waiting_row(candidate, imp, version, at) for candidate in plan.waiting])
+    session.flush()
+
+
+def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -> WaitingRow:
+    """The waiting row of ``candidate``, with its unresolved names."""
+    built = candidate.built
+    return WaitingRow(
+        dataset=imp.kind,
+        dataset_scope=built.scope,
+        row_key=built.row_key,
+        import_id=imp.id,
+        dataset_version=version,
+        record={**candidate.plain, "row": candidate.row},
+        names=[{"name": u.name, "kind": u.kind, "reason": u.reason} for u in built.waiting],
+        since=at,
+    )
