@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
 from chipwatch.config import Settings, get_settings
+from chipwatch.kit.files import private_dir, restrict_file
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
@@ -60,14 +61,21 @@ def make_engine(url: str) -> Engine:
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        db_file = Path(parsed.database) if parsed.database and parsed.database != ":memory:" else None
+        if db_file is not None:
+            private_dir(db_file.parent)
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
             pool_size=16,
             max_overflow=16,
         )
+        if db_file is not None:
+            # SQLite creates the file with the umask's mode (often 0644), and its -wal and -shm files copy
+            # that mode: the database holds every fact and webhook, so it is the owner's alone. Run before
+            # the pragmas, so the WAL files are born 0600.
+            files = (db_file, *(db_file.with_name(db_file.name + end) for end in ("-wal", "-shm")))
+            event.listen(engine, "connect", lambda _conn, _record: [restrict_file(f) for f in files])
         event.listen(engine, "connect", _on_sqlite_connect)
 
         # SQLite's own deferred BEGIN upgrades to a write lock mid-transaction and can fail with

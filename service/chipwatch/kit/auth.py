@@ -4,7 +4,6 @@ read token, and the request dependencies that check them."""
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from fastapi import Depends, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chipwatch.config import Settings, get_settings
+from chipwatch.kit.files import write_private
 
 TOKEN_FILE = "admin_token"
 
@@ -38,11 +38,11 @@ def ensure_admin_token(settings: Settings) -> str | None:
     """
     if settings.admin_token or admin_token(settings):
         return None
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     token = "cw_" + secrets.token_urlsafe(32)
-    fd = os.open(token_path(settings), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
+    try:
+        write_private(token_path(settings), token + "\n", exclusive=True)
+    except FileExistsError:  # another process generated it first: that one is in force
+        return None
     return token
 
 
