@@ -210,3 +210,85 @@ def test_check_sources_checks_named_sources_now(db, httpserver):
     assert by_id["nope"].error == "no source with id 'nope'"
     assert "is not a polled feed" in by_id["36kr"].error
     assert sorted(seen) == ["36kr", "later", "nope"]
+
+
+def _claimed_now() -> dict[str, object]:
+    with session_scope(write=False) as session:
+        rows = session.execute(select(Source.id, Source.claimed_until).where(Source.claimed_by.is_not(None)))
+        return dict(rows.all())
+
+
+def test_a_pass_claims_only_what_it_is_about_to_fetch(db, threaded_server):
+    """With four fetch slots, a pass over 30 slow feeds never holds more than the slots it fetches with
+    (and the few results waiting for the writer), instead of a whole batch ahead."""
+    seeded_feeds()
+
+    def handler(request: Request) -> Response:
+        time.sleep(0.3)
+        return Response(FEED, content_type="application/rss+xml")
+
+    threaded_server.expect_request(re.compile(r"^/slow/\d+$")).respond_with_handler(handler)
+    with session_scope() as session:
+        for i in range(30):
+            session.add(Source(id=f"slow-{i:02d}", name=f"Slow {i}", url=threaded_server.url_for(f"/slow/{i}")))
+    settings = db.model_copy(update={"fetch_concurrency": 4, "fetch_per_host_limit": 4, "check_batch_size": 50})
+    peak, stop = [0], threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], len(_claimed_now()))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        outcomes = run_check_due(settings, worker_id="me")
+    finally:
+        stop.set()
+        watcher.join()
+    assert sorted(o.source_id for o in outcomes) == [f"slow-{i:02d}" for i in range(30)]
+    assert all(o.status == "ok" for o in outcomes)
+    # Four fetching, plus at most four finished fetches whose results wait for the group commit.
+    assert 4 <= peak[0] <= 8, peak[0]
+    assert _claimed_now() == {}
+
+
+def test_a_claim_is_renewed_while_its_source_is_fetched(db, threaded_server):
+    """A fetch longer than the lease keeps its claim (the heartbeat renews it): another worker
+    claiming meanwhile gets nothing, and the feed is fetched once."""
+    seeded_feeds()
+    hits: Counter[str] = Counter()
+
+    def handler(request: Request) -> Response:
+        hits[request.path] += 1
+        time.sleep(3.0)
+        return Response(FEED, content_type="application/rss+xml")
+
+    threaded_server.expect_request("/long").respond_with_handler(handler)
+    add_source("long", threaded_server.url_for("/long"))
+    lease_s = 0.9
+    settings = db.model_copy(update={"claim_lease_s": lease_s})
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(run_check_due(settings, worker_id="holder")))
+    worker.start()
+    first_until = None
+    stolen = []
+    deadline = time.monotonic() + 2.7
+    while time.monotonic() < deadline:
+        row = source_row("long")
+        if row.claimed_by == "holder":
+            first_until = first_until or row.claimed_until
+            now = datetime.now(UTC)
+            with session_scope() as session:
+                stolen += claim_due(session=session, worker_id="thief", limit=5,
+                                    lease_until=now + timedelta(seconds=lease_s), now=now)
+        time.sleep(0.1)
+    renewed_until = source_row("long").claimed_until
+    worker.join(timeout=30)
+    assert first_until is not None, "the pass never claimed the source"
+    assert stolen == []
+    assert renewed_until > first_until + timedelta(seconds=1), (first_until, renewed_until)
+    [outcomes] = result
+    assert [(o.source_id, o.status) for o in outcomes] == [("long", "ok")]
+    assert hits["/long"] == 1
+    assert (source_row("long").claimed_by, source_row("long").claimed_until) == (None, None)

@@ -1,4 +1,4 @@
-"""Checking many sources at once: claim the due ones in batches, check them concurrently, politely.
+"""Checking many sources at once: claim the due ones as fetch slots free up, check them concurrently.
 
 :func:`check_due` is the ``sources.check_due`` job (every 30 s, and at start-up) and what a separate
 worker process runs; :func:`check_sources` checks named sources now (``chipwatch check``). Both share
@@ -7,9 +7,12 @@ one HTTP client, the fetch limits (:class:`~chipwatch.sources.fetch.FetchSlots`)
 for each source.
 
 Several processes may run :func:`check_due` at once against one database: a source is claimed
-(``claimed_until``/``claimed_by``, through :mod:`chipwatch.kit.claims`) in a short transaction before
-it is fetched, so no two of them check the same source in one due period. A claim is a lease: if the
-process dies, its sources become claimable again when it expires.
+(``claimed_until``/``claimed_by``, through :mod:`chipwatch.kit.claims`) in a short transaction just
+before it is fetched, so no two of them check the same source in one due period. A pass claims no
+more than it can fetch at once (``fetch_concurrency`` less the fetches under way), and its claims are
+short leases (``claim_lease_s``) renewed while it works (:class:`~chipwatch.kit.claims.Heartbeat`):
+if the process dies, its few sources are claimable again within one lease, and a pass still under way
+elsewhere (or the next one) takes them.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Any, TypeVar
 
 import httpx
 from sqlalchemy import and_, or_, select
@@ -26,7 +31,7 @@ from sqlmodel import Session
 
 from chipwatch.config import Settings, get_settings
 from chipwatch.db import session_scope
-from chipwatch.kit.claims import claim_rows, new_worker_id, unclaimed
+from chipwatch.kit.claims import Heartbeat, claim_rows, new_worker_id, unclaimed
 from chipwatch.kit.time import utcnow
 from chipwatch.sources.check import CheckOutcome, SourceSnapshot, check_source, is_feed
 from chipwatch.sources.errors import NotAFeed, SourceNotFound
@@ -35,21 +40,15 @@ from chipwatch.sources.models import FEED_KINDS, Source
 from chipwatch.sources.writers import BatchWriter, Writer
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OnOutcome = Callable[[CheckOutcome], None]
 IN_CHUNK = 500  # bound on IN (...) list sizes
 # Rounds of candidate picking per claim: more than one only when other workers claim at the same time.
 CLAIM_ROUNDS = 3
-
-
-def lease_s(settings: Settings) -> float:
-    """How long a claim lasts, in seconds: long enough for two whole batches (a pass claims one
-    batch ahead) to be fetched one after another, each hitting the fetch timeout.
-
-    Taken this generously because a lease that expires while its source is still being checked would
-    let another worker check it too; a crashed worker only delays its sources by this much.
-    """
-    return settings.fetch_timeout_s * (2 * settings.check_batch_size + 1) + 60.0
+# While its checks run, a pass that found nothing more to claim looks again this often (at most a third
+# of the lease), so sources falling due or left by a dead worker are taken by a pass already under way.
+RECHECK_S = 5.0
 
 
 def _due(now: datetime):
@@ -100,8 +99,8 @@ def claim_due(
     return [SourceSnapshot.of(row) for row in rows]
 
 
-def _claimer(settings: Settings, worker_id: str, limit: int) -> Callable[[Session], list[SourceSnapshot]]:
-    """A write function claiming the next batch, for the pass's writer.
+def _claimer(worker_id: str, limit: int, heartbeat: Heartbeat) -> Callable[[Session], list[SourceSnapshot]]:
+    """A write function claiming up to ``limit`` due sources for one lease, for the pass's writer.
 
     Claims go through the same writer as the check results, so that on SQLite they queue behind its
     transactions in this process instead of waiting on the database lock.
@@ -110,14 +109,30 @@ def _claimer(settings: Settings, worker_id: str, limit: int) -> Callable[[Sessio
     def claim(session: Session) -> list[SourceSnapshot]:
         now = utcnow()
         return claim_due(
-            session=session,
-            worker_id=worker_id,
-            limit=limit,
-            lease_until=now + timedelta(seconds=lease_s(settings)),
-            now=now,
+            session=session, worker_id=worker_id, limit=limit, lease_until=heartbeat.lease_until(now), now=now
         )
 
     return claim
+
+
+class _RecordingWriter:
+    """The pass's writer, counting the checks whose write is queued or running (their fetch is over)."""
+
+    def __init__(self, inner: Writer, on_change: Callable[[], None]) -> None:
+        self.inner = inner
+        self.busy = 0
+        self._on_change = on_change
+
+    async def run(
+        self, fn: Callable[[Session], T], *, source_id: str | None = None, urgent: bool = False
+    ) -> T:
+        """``inner.run(...)``, counted in :attr:`busy` while it waits and runs."""
+        self.busy += 1
+        self._on_change()
+        try:
+            return await self.inner.run(fn, source_id=source_id, urgent=urgent)
+        finally:
+            self.busy -= 1
 
 
 async def _check_safely(
@@ -154,35 +169,53 @@ async def check_due(
 ) -> list[CheckOutcome]:
     """Check every source that is due now; returns one :class:`CheckOutcome` per source checked.
 
-    Sources are claimed ``check_batch_size`` at a time, and the next batch is claimed while the
-    previous one is still being checked, whenever fewer than ``max(check_batch_size,
-    2 * fetch_concurrency)`` checks are in flight. Fetches share one HTTP client (``client``, else
-    one made here), at most ``fetch_concurrency`` at once and ``fetch_per_host_limit`` per host;
-    claims and results are written through ``writer`` (default: a
-    :class:`~chipwatch.sources.writers.BatchWriter`, one writer thread with group commit). The pass
-    ends when a claim comes back short (nothing else is due). ``on_outcome`` is called after each
-    check. Errors of a single source end up in its outcome and health, never here.
+    Sources are claimed as fetch slots free up: at most ``fetch_concurrency`` claimed sources are
+    being fetched at once (a check whose fetch is over and whose result waits for the writer no longer
+    counts), at most ``check_batch_size`` per claim transaction, and a claim is made once at least
+    half the slots are free, so claims do not break up the writer's group commits. Claims last
+    ``claim_lease_s`` and are renewed every third of it until the check is recorded. Fetches share
+    one HTTP client (``client``, else one made here), at most ``fetch_per_host_limit`` per host;
+    claims, renewals and results are written through ``writer`` (default: a
+    :class:`~chipwatch.sources.writers.BatchWriter`, one writer thread with group commit). When a
+    claim comes back short, the pass looks again every :data:`RECHECK_S` seconds while its checks
+    run, and ends when none is left. ``on_outcome`` is called after each check. Errors of a single
+    source end up in its outcome and health, never here; a failing claim (database unreachable) ends
+    the pass with its exception, leaving the claims it holds to lapse.
     """
     settings = settings or get_settings()
     worker_id = (worker_id or new_worker_id())[:64]
-    batch = max(1, settings.check_batch_size)
+    capacity = max(1, settings.fetch_concurrency)
     async with contextlib.AsyncExitStack() as stack:
         http = client or await stack.enter_async_context(make_client(settings))
         writer = writer or await stack.enter_async_context(BatchWriter(settings))
         slots = FetchSlots(settings)
+        heartbeat = await stack.enter_async_context(
+            Heartbeat(
+                table=Source,
+                worker_id=worker_id,
+                lease_s=settings.claim_lease_s,
+                run_write=lambda fn: writer.run(fn, urgent=True),
+            )
+        )
+        pass_ = _Pass(capacity=capacity, batch=max(1, settings.check_batch_size),
+                      recheck_s=min(RECHECK_S, settings.claim_lease_s / 3), on_outcome=on_outcome)
+        recording = _RecordingWriter(writer, pass_.wake)
 
         async def check(snap: SourceSnapshot) -> CheckOutcome:
-            return await _check_safely(
-                snap.id, settings=settings, client=http, slots=slots, snapshot=snap, writer=writer
-            )
+            try:
+                return await _check_safely(
+                    snap.id, settings=settings, client=http, slots=slots, snapshot=snap, writer=recording
+                )
+            finally:
+                heartbeat.drop([snap.id])
 
-        async def claim() -> list[SourceSnapshot]:
+        async def claim(limit: int) -> list[SourceSnapshot]:
             # Urgent: the fetches wait for this claim, while results can wait for company.
-            return await writer.run(_claimer(settings, worker_id, batch), urgent=True)
+            claimed = await writer.run(_claimer(worker_id, limit, heartbeat), urgent=True)
+            heartbeat.hold(snap.id for snap in claimed)
+            return claimed
 
-        # Checks waiting for the writer count as in flight too, so claim ahead by a whole batch.
-        ahead = max(batch, 2 * settings.fetch_concurrency)
-        outcomes = await _run_claimed(claim, check, batch=batch, ahead=ahead, on_outcome=on_outcome)
+        outcomes = await pass_.run(claim, check, fetching=lambda in_flight: in_flight - recording.busy)
     if outcomes:
         failed = sum(o.status == "error" for o in outcomes)
         new = sum(o.new_items for o in outcomes)
@@ -190,42 +223,79 @@ async def check_due(
     return outcomes
 
 
-async def _run_claimed(
-    claim: Callable[[], Awaitable[list[SourceSnapshot]]],
-    check: Callable[[SourceSnapshot], Awaitable[CheckOutcome]],
-    *,
-    batch: int,
-    ahead: int,
-    on_outcome: OnOutcome | None,
-) -> list[CheckOutcome]:
-    """Claim batches and check them until a claim comes back short and every check has finished."""
-    outcomes: list[CheckOutcome] = []
-    running: set[asyncio.Task[None]] = set()
-    finished: asyncio.Queue[CheckOutcome] = asyncio.Queue()
+class _Pass:
+    """The claim-and-check loop of one :func:`check_due` pass."""
 
-    async def one(snap: SourceSnapshot) -> None:
-        finished.put_nowait(await check(snap))
+    def __init__(self, *, capacity: int, batch: int, recheck_s: float, on_outcome: OnOutcome | None) -> None:
+        self.capacity, self.batch, self.recheck_s = capacity, batch, recheck_s
+        self.on_outcome = on_outcome
+        self._changed = asyncio.Event()
 
-    exhausted, in_flight = False, 0
-    try:
-        while True:
-            if not exhausted and in_flight < ahead:
-                claimed = await claim()
-                exhausted = len(claimed) < batch
-                for snap in claimed:
-                    task = asyncio.create_task(one(snap))
-                    running.add(task)
-                    task.add_done_callback(running.discard)
-                in_flight += len(claimed)
-            if not in_flight:
-                return outcomes
-            outcomes.append(await finished.get())
+    def wake(self) -> None:
+        """A check moved on (its fetch ended or it finished): look at the free slots again."""
+        self._changed.set()
+
+    def _room(self, fetching: int) -> int:
+        """How many sources to claim now: the free fetch slots, once at least half of them are free."""
+        free = self.capacity - fetching
+        return min(self.batch, free) if free >= max(1, self.capacity // 2) else 0
+
+    async def run(
+        self,
+        claim: Callable[[int], Awaitable[list[SourceSnapshot]]],
+        check: Callable[[SourceSnapshot], Awaitable[CheckOutcome]],
+        *,
+        fetching: Callable[[int], int],
+    ) -> list[CheckOutcome]:
+        """Claim and check until a claim came back short (or none was due) and every check has finished.
+
+        ``fetching(in_flight)`` says how many of the ``in_flight`` checks still occupy a fetch slot. A
+        failing claim ends the pass with its exception when no check is under way; otherwise it is
+        logged and tried again after ``recheck_s`` while the checks under way finish.
+        """
+        outcomes: list[CheckOutcome] = []
+        tasks: set[asyncio.Task[Any]] = set()
+        in_flight = 0
+
+        async def one(snap: SourceSnapshot) -> None:
+            nonlocal in_flight
+            outcome = await check(snap)
             in_flight -= 1
-            if on_outcome is not None:
-                on_outcome(outcomes[-1])
-    finally:
-        for task in list(running):  # only when cancelled: leave no orphan checks behind
-            task.cancel()
+            outcomes.append(outcome)
+            if self.on_outcome is not None:
+                self.on_outcome(outcome)
+            self.wake()
+
+        short_at: float | None = None  # when a claim last came back short (nothing more was due)
+        try:
+            while True:
+                self._changed.clear()
+                room = self._room(fetching(in_flight))
+                if room and (short_at is None or time.monotonic() - short_at >= self.recheck_s):
+                    try:
+                        claimed = await claim(room)
+                    except Exception as exc:
+                        if not in_flight:
+                            raise
+                        logger.warning("claiming due sources failed (%s: %s); trying again in %g s",
+                                       type(exc).__name__, exc, self.recheck_s)
+                        claimed = []
+                    short_at = time.monotonic() if len(claimed) < room else None
+                    in_flight += len(claimed)
+                    for snap in claimed:
+                        task = asyncio.create_task(one(snap))
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+                    if claimed:
+                        continue
+                if not in_flight:
+                    return outcomes
+                wait_s = None if short_at is None else max(0.0, short_at + self.recheck_s - time.monotonic())
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait_s)
+        finally:
+            for task in list(tasks):  # only when cancelled or failing: leave no orphan checks behind
+                task.cancel()
 
 
 async def check_sources(
@@ -282,4 +352,4 @@ def _snapshots(settings: Settings, ids: list[str]) -> dict[str, SourceSnapshot]:
     return found
 
 
-__all__ = ["check_due", "check_sources", "claim_due", "lease_s"]
+__all__ = ["RECHECK_S", "check_due", "check_sources", "claim_due"]
