@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -9,7 +10,7 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from chipwatch.db import get_engine, is_postgres, session_scope
-from chipwatch.kit.claims import claim_rows, new_worker_id, release_rows, unclaimed
+from chipwatch.kit.claims import Heartbeat, claim_rows, new_worker_id, release_rows, renew_rows, unclaimed
 from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
 
@@ -101,3 +102,51 @@ def test_rows_being_claimed_elsewhere_are_skipped_not_waited_for(jobs):
 def test_worker_ids_are_distinct_and_fit_the_column():
     ids = {new_worker_id() for _ in range(50)}
     assert len(ids) == 50 and all(0 < len(i) <= 64 and i.count(":") >= 2 for i in ids)
+
+
+def _leases(settings):
+    with session_scope(settings, write=False) as session:
+        return dict(session.execute(select(Job.id, Job.claimed_until).order_by(Job.id)).all())
+
+
+def test_a_renewal_extends_only_the_holders_live_claims(jobs):
+    now = utcnow()
+    _claim(jobs, [1, 2], "a", now, lease_s=5)
+    _claim(jobs, [4], "b", now, lease_s=5)
+    later = now + timedelta(seconds=40)
+    with session_scope(jobs) as session:
+        renewed = renew_rows(session=session, table=Job, ids=[1, 2, 4, 5], worker_id="a", lease_until=later)
+    assert sorted(renewed) == [1, 2]
+    leases = _leases(jobs)
+    assert leases[1] == leases[2] == later
+    assert leases[4] == now + timedelta(seconds=5) and leases[5] is None
+
+
+def test_a_heartbeat_keeps_held_claims_alive_until_dropped(jobs):
+    """Held claims outlive a 0.6 s lease for as long as they are held; a dropped one lapses and is
+    claimable by another worker."""
+    now = utcnow()
+    _claim(jobs, [1, 2], "a", now, lease_s=0.6)
+
+    def in_transaction(fn):
+        def run():
+            with session_scope(jobs) as session:
+                return fn(session)
+
+        return asyncio.to_thread(run)
+
+    async def hold_for(seconds: float) -> Heartbeat:
+        async with Heartbeat(table=Job, worker_id="a", lease_s=0.6, run_write=in_transaction) as beat:
+            beat.hold([1, 2])
+            await asyncio.sleep(seconds / 2)
+            beat.drop([2])
+            await asyncio.sleep(seconds / 2)
+        return beat
+
+    beat = asyncio.run(hold_for(2.0))
+    assert beat.beats >= 4 and beat.failures == 0
+    after = utcnow()
+    leases = _leases(jobs)
+    assert leases[1] > after, "the held claim was renewed to beyond the end"
+    assert leases[2] < after, "the dropped claim was left to lapse"
+    assert _claim(jobs, [1, 2], "b", after) == [2]

@@ -230,8 +230,10 @@ def test_a_pass_claims_only_what_it_is_about_to_fetch(db, threaded_server):
     threaded_server.expect_request(re.compile(r"^/slow/\d+$")).respond_with_handler(handler)
     with session_scope() as session:
         for i in range(30):
-            session.add(Source(id=f"slow-{i:02d}", name=f"Slow {i}", url=threaded_server.url_for(f"/slow/{i}")))
-    settings = db.model_copy(update={"fetch_concurrency": 4, "fetch_per_host_limit": 4, "check_batch_size": 50})
+            url = threaded_server.url_for(f"/slow/{i}")
+            session.add(Source(id=f"slow-{i:02d}", name=f"Slow {i}", url=url))
+    limits = {"fetch_concurrency": 4, "fetch_per_host_limit": 4, "check_batch_size": 50}
+    settings = db.model_copy(update=limits)
     peak, stop = [0], threading.Event()
 
     def watch() -> None:
