@@ -1,8 +1,14 @@
-"""Problem details (RFC 9457): the one shape every API error leaves in."""
+"""Problem details (RFC 9457): the one shape every API error leaves in.
+
+Database failures become problems too: 409 when the data refuses a change, 503 with Retry-After when
+the database is busy or out of reach (:func:`database_problem`); a write that cannot commit is answered
+with one of these, never acknowledged.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -11,7 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
-from sqlalchemy.exc import DataError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_JSON = "application/problem+json"
@@ -30,11 +36,21 @@ class Problem(BaseModel):
 
 
 class ApiError(Exception):
-    """An error the API answers as problem+json with ``status``; ``extra`` members join the body."""
+    """An error the API answers as problem+json with ``status``; ``extra`` members join the body and
+    ``headers`` (e.g. ``Retry-After``) the response."""
 
-    def __init__(self, status: int, title: str, detail: str | None = None, **extra: Any) -> None:
+    def __init__(
+        self,
+        status: int,
+        title: str,
+        detail: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
         super().__init__(detail or title)
         self.status, self.title, self.detail, self.extra = status, title, detail, extra
+        self.headers = dict(headers or {})
 
 
 class NotFound(ApiError):
@@ -55,6 +71,77 @@ def invalid(field: str, message: str) -> ApiError:
     """A 422 naming the offending field: ``errors: [{"field": field, "message": message}]``."""
     return ApiError(
         422, "Unprocessable Content", f"{field}: {message}", errors=[{"field": field, "message": message}]
+    )
+
+
+# ---------------------------------------------------------------- database failures
+RETRY_AFTER_BUSY_S = 1
+"""Advised wait after a lock timeout, deadlock or serialization failure: another writer held the rows."""
+RETRY_AFTER_UNAVAILABLE_S = 5
+"""Advised wait when the database cannot be reached or is shutting down."""
+
+# PostgreSQL SQLSTATEs of a busy database: serialization failure, deadlock, lock not available,
+# object in use.
+_PG_BUSY = frozenset({"40001", "40P01", "55P03", "55006"})
+# SQLSTATE classes of an unreachable or failing server: connection exception (08), insufficient
+# resources (53), operator intervention such as admin or crash shutdown (57P), system error (58).
+_PG_UNAVAILABLE_PREFIXES = ("08", "53", "57P", "58")
+_SQLITE_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
+_SQLITE_UNAVAILABLE = ("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PROTOCOL")
+
+
+def _reason(exc: DBAPIError) -> str:
+    text = str(exc.orig if exc.orig is not None else exc).strip()
+    return text.splitlines()[0].rstrip(".") if text else type(exc).__name__
+
+
+def _transient_kind(exc: DBAPIError) -> str | None:
+    """``"busy"``, ``"unavailable"`` or None (not a passing condition: a bug or bad data)."""
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate:
+        if sqlstate in _PG_BUSY:
+            return "busy"
+        return "unavailable" if sqlstate.startswith(_PG_UNAVAILABLE_PREFIXES) else None
+    name = getattr(orig, "sqlite_errorname", None)
+    if name:
+        if name.startswith(_SQLITE_BUSY):
+            return "busy"
+        return "unavailable" if name.startswith(_SQLITE_UNAVAILABLE) else None
+    # No code at all: the driver lost or never had a connection (psycopg's "connection refused").
+    if exc.connection_invalidated or type(orig).__name__ in ("OperationalError", "InterfaceError"):
+        return "unavailable"
+    return None
+
+
+def database_problem(exc: BaseException, *, writing: bool) -> ApiError | None:
+    """The problem to answer for a database error, or None when it is not the client's or the
+    moment's (a bug: let it be a 500).
+
+    - an integrity violation (unique, foreign key, check, a constraint trigger at commit): 409;
+    - a busy database (lock timeout, deadlock, serialization failure): 503, ``Retry-After: 1``;
+    - an unreachable or failing database (connection lost, shutdown, disk full): 503,
+      ``Retry-After: 5``.
+
+    ``writing`` says the error ended a write transaction, so the answer states that nothing was saved.
+    """
+    if not isinstance(exc, DBAPIError):
+        return None
+    outcome = " The change was not saved." if writing else ""
+    if isinstance(exc, IntegrityError):
+        return ApiError(409, "Conflict", f"the stored data refuses this change: {_reason(exc)}.{outcome}")
+    kind = _transient_kind(exc)
+    if kind is None:
+        return None
+    if kind == "busy":
+        detail, wait_s = "the database is busy (locked by another writer)", RETRY_AFTER_BUSY_S
+    else:
+        detail, wait_s = "the database is unavailable", RETRY_AFTER_UNAVAILABLE_S
+    return ApiError(
+        503,
+        "Service Unavailable",
+        f"{detail}; try again in {wait_s} s.{outcome}",
+        headers={"Retry-After": str(wait_s)},
     )
 
 
@@ -80,7 +167,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        return problem_response(exc.status, exc.title, exc.detail, request.url.path, **exc.extra)
+        resp = problem_response(exc.status, exc.title, exc.detail, request.url.path, **exc.extra)
+        resp.headers.update(exc.headers)
+        return resp
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
@@ -106,6 +195,16 @@ def install_error_handlers(app: FastAPI) -> None:
         reason = str(exc.orig).splitlines()[0] if exc.orig is not None else "value not storable"
         return problem_response(422, "Unprocessable Content", f"a value cannot be stored: {reason}",
                                 request.url.path)
+
+    @app.exception_handler(DBAPIError)
+    async def _database_error(request: Request, exc: DBAPIError):
+        # A write route's own session answers its commit failures; this covers the rest (reads, and
+        # writes that run their transaction outside the request session).
+        problem = database_problem(exc, writing=request.method not in ("GET", "HEAD", "OPTIONS"))
+        if problem is None:
+            return await _unexpected(request, exc)
+        log.warning("%s %s: %s", request.method, request.url.path, problem.detail)
+        return await _api_error(request, problem)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):  # pragma: no cover - last resort

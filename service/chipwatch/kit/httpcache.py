@@ -60,17 +60,19 @@ def etag_response(
 class ReadCache:
     """Serialised answers of hot read models, keyed by request and :data:`change_clock`.
 
-    A write committed in this process bumps the clock, so the next read rebuilds before answering.
-    Writes by other processes (workers, replicas) are picked up within ``ttl_s``: past it, the entry is
-    refreshed in the background while the previous bytes are still served.  Concurrent misses of one key
-    share a single build, so a burst of readers never runs the same query many times over.  At most
-    ``max_entries`` answers are kept; the least recently used goes first.
+    A write committed in this process bumps the clock before its response is sent, so a read that
+    follows it rebuilds before answering (read-your-writes on cached paths).  Writes by other processes
+    (workers, replicas) are picked up within ``ttl_s``: past it an entry is rebuilt before it is served.
+    Concurrent misses of one key at one clock share a single build, so a burst of readers never runs the
+    same query many times over; a build that started before the latest write is never shared with a
+    reader that came after it.  At most ``max_entries`` answers are kept; the least recently used goes
+    first.
     """
 
     def __init__(self, ttl_s: float = 1.0, max_entries: int = 256) -> None:
         self.ttl_s, self.max_entries = ttl_s, max_entries
         self._entries: OrderedDict[str, tuple[int, float, bytes, str]] = OrderedDict()
-        self._building: dict[str, asyncio.Future] = {}
+        self._building: dict[str, tuple[int, asyncio.Future]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -80,6 +82,9 @@ class ReadCache:
         body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
         etag = strong_etag(body)
         with self._lock:
+            current = self._entries.get(key)
+            if current is not None and current[0] > clock:
+                return body, etag  # a build from before a write finished last: keep the newer entry
             self._entries[key] = (clock, built_at, body, etag)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
@@ -100,32 +105,42 @@ class ReadCache:
             return hit[2], hit[3]
         return None
 
-    def build_sync(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
-        """Build and store ``key`` now (thread-safe; used off the event loop)."""
-        # Read the clock before building: a write landing mid-build leaves the entry stale, not wrong.
-        clock, built_at = change_clock.value, time.monotonic()
+    def build_sync(self, key: str, build: Callable[[], Any], clock: int | None = None) -> tuple[bytes, str]:
+        """Build and store ``key`` now (thread-safe; used off the event loop).
+
+        ``clock`` is the change clock read before the build was asked for (default: now).
+        """
+        # The clock is read before building: a write landing mid-build leaves the entry stale, not wrong.
+        clock = change_clock.value if clock is None else clock
+        built_at = time.monotonic()
         return self._store(key, clock, built_at, build())
 
     async def get(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
-        """``(body bytes, strong ETag)`` for ``key``, building in the thread pool when needed."""
-        hit = self._hit(key)
-        if hit is not None and hit[0] == change_clock.value:
-            if time.monotonic() - hit[1] >= self.ttl_s and key not in self._building:
-                self._start_build(key, build)
-            return hit[2], hit[3]
-        pending = self._building.get(key)
-        if pending is None:
-            pending = self._start_build(key, build)
-        return await asyncio.shield(pending)
+        """``(body bytes, strong ETag)`` for ``key``, building in the thread pool when needed.
 
-    def _start_build(self, key: str, build: Callable[[], Any]) -> asyncio.Future:
-        future = asyncio.ensure_future(run_in_threadpool(self.build_sync, key, build))
-        self._building[key] = future
+        Serves an entry only when it was built at the current clock and within ``ttl_s``; otherwise it
+        waits for a build that started at the current clock (its own, or one already running).
+        """
+        fresh = self.fresh(key)
+        if fresh is not None:
+            return fresh
+        clock = change_clock.value
+        pending = self._building.get(key)
+        if pending is None or pending[0] != clock:
+            future = self._start_build(key, build, clock)
+        else:
+            future = pending[1]
+        return await asyncio.shield(future)
+
+    def _start_build(self, key: str, build: Callable[[], Any], clock: int) -> asyncio.Future:
+        future = asyncio.ensure_future(run_in_threadpool(self.build_sync, key, build, clock))
+        self._building[key] = (clock, future)
 
         def done(f: asyncio.Future) -> None:
-            self._building.pop(key, None)
+            if self._building.get(key, (None, None))[1] is f:
+                del self._building[key]
             if not f.cancelled():
-                f.exception()  # retrieved here so a failed background refresh is not reported twice
+                f.exception()  # retrieved here so a failed build is not also reported as never retrieved
 
         future.add_done_callback(done)
         return future

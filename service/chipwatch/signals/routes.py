@@ -16,7 +16,7 @@ from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import Conflict, NotFound, invalid
 from chipwatch.kit.httpcache import cached_json, etag_response
 from chipwatch.kit.pagination import CursorQ, LimitQ
-from chipwatch.kit.sessions import read_session, write_session
+from chipwatch.kit.sessions import ReadSession, WriteSession
 from chipwatch.signals import service
 from chipwatch.signals.atom import ATOM_MEDIA_TYPE
 from chipwatch.signals.schemas import (
@@ -90,7 +90,7 @@ def signals_feed(
     request: Request,
     signal: str | None = Query(None, max_length=64, description="only this signal's transitions"),
     limit: int = Query(50, ge=1, le=500, description="entries, newest first"),
-    session: Session = Depends(read_session),
+    session: Session = ReadSession,
 ):
     """An Atom 1.0 feed of signal transitions, newest first; entry ids are stable per signal version."""
     with _problems():
@@ -112,7 +112,7 @@ def signals_feed(
     responses={409: {"description": "the id is taken"}},
 )
 def create_signal(
-    response: Response, definition: dict[str, Any] = DefinitionBody, session: Session = Depends(write_session)
+    response: Response, definition: dict[str, Any] = DefinitionBody, session: Session = WriteSession
 ):
     """Create a signal and evaluate it at once against stored items, facts and its deadline (admin)."""
     with _problems():
@@ -127,7 +127,7 @@ def create_signal(
 def update_signal(
     signal_id: str = SignalId,
     changes: dict[str, Any] = ChangesBody,
-    session: Session = Depends(write_session),
+    session: Session = WriteSession,
 ):
     """Change a signal's definition fields and evaluate it again (admin); state and history stay."""
     with _problems(signal_id):
@@ -136,14 +136,14 @@ def update_signal(
 
 
 @router.get("/signals/{signal_id}", response_model=SignalWithEvidence, responses=_NOT_FOUND)
-def get_signal(signal_id: str = SignalId, session: Session = Depends(read_session)):
+def get_signal(signal_id: str = SignalId, session: Session = ReadSession):
     """One signal: definition, state, watched sources and every piece of evidence (oldest first)."""
     with _problems(signal_id):
         return service.get_signal(session=session, signal_id=signal_id)
 
 
 @router.get("/signals/{signal_id}/history", response_model=SignalHistoryPage, responses=_NOT_FOUND)
-def get_history(signal_id: str = SignalId, session: Session = Depends(read_session)):
+def get_history(signal_id: str = SignalId, session: Session = ReadSession):
     """Every transition of the signal (from, to, cause, note, evidence ids, known_at), oldest first."""
     with _problems(signal_id):
         return service.signal_history(session=session, signal_id=signal_id)
@@ -156,7 +156,7 @@ def get_history(signal_id: str = SignalId, session: Session = Depends(read_sessi
     responses=_MOVE_RESPONSES,
 )
 def resolve_signal(
-    body: SignalResolveIn, signal_id: str = SignalId, session: Session = Depends(write_session)
+    body: SignalResolveIn, signal_id: str = SignalId, session: Session = WriteSession
 ):
     """Resolve an open or pending-review signal with an outcome and a note (admin; cause ``manual``)."""
     with _problems(signal_id):
@@ -172,7 +172,7 @@ def resolve_signal(
     responses=_MOVE_RESPONSES,
 )
 def reject_signal(
-    body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = Depends(write_session)
+    body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = WriteSession
 ):
     """Reject the match a pending-review signal waits on: it returns to open (admin)."""
     with _problems(signal_id):
@@ -186,7 +186,7 @@ def reject_signal(
     responses=_MOVE_RESPONSES,
 )
 def reopen_signal(
-    body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = Depends(write_session)
+    body: SignalNoteIn | None = None, signal_id: str = SignalId, session: Session = WriteSession
 ):
     """Reopen a resolved signal: it returns to open and is watched again (admin)."""
     with _problems(signal_id):

@@ -10,11 +10,10 @@ from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from chipwatch.config import get_settings
-from chipwatch.db import session_scope
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
-from chipwatch.kit.sessions import read_session, write_session
+from chipwatch.kit.sessions import ReadSession, WriteSession, acknowledged_write
 from chipwatch.kit.time import as_utc
 from chipwatch.sources import check, service
 from chipwatch.sources.errors import (
@@ -43,7 +42,7 @@ ITEM_ID_MAX = 2**31 - 1  # items.id is a 32-bit integer on PostgreSQL
 
 
 @router.get("/sources", response_model=Page[Source])
-def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = Depends(read_session)):
+def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = ReadSession):
     """Sources (feeds and seed articles) ordered by id, each with its health fields."""
     return service.list_sources(session=session, cursor=cursor, limit=limit)
 
@@ -55,7 +54,7 @@ def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Ses
         200: {"content": {OPML_MEDIA_TYPE: {"schema": {"type": "string"}}}, "description": "OPML 2.0"}
     },
 )
-def export_sources_opml(session: Session = Depends(read_session)) -> Response:
+def export_sources_opml(session: Session = ReadSession) -> Response:
     """Every polled feed as an OPML 2.0 subscription list."""
     return Response(service.export_opml(session=session), media_type=OPML_MEDIA_TYPE)
 
@@ -67,7 +66,7 @@ def export_sources_opml(session: Session = Depends(read_session)) -> Response:
     dependencies=[AdminDep],
     responses={409: {"description": "a source with this id or URL exists"}},
 )
-def create_source(source_in: SourceCreate, session: Session = Depends(write_session)):
+def create_source(source_in: SourceCreate, session: Session = WriteSession):
     """Watch a new feed (admin). The id is a slug of the name unless given; the kind is detected at the
     first check. Internal addresses are refused unless CHIPWATCH_ALLOW_PRIVATE_NETWORKS is set."""
     try:
@@ -109,7 +108,7 @@ async def import_sources_opml(
     # The route reads the body itself (to cap its size), so it is async; the database work runs in a
     # thread, in its own write transaction, committed before the answer like any other write.
     def run() -> OpmlImportResult:
-        with session_scope() as session:
+        with acknowledged_write() as session:
             return service.import_opml(
                 session=session, body=bytes(body), trust=trust, settings=get_settings()
             )
@@ -121,7 +120,7 @@ async def import_sources_opml(
 
 
 @router.get("/sources/{source_id}", response_model=Source, responses={404: {"description": "unknown id"}})
-def get_source(source_id: str = Path(..., max_length=64), session: Session = Depends(read_session)):
+def get_source(source_id: str = Path(..., max_length=64), session: Session = ReadSession):
     """One source with its health: last check, status, error, failures, next check, validators."""
     source = service.get_source(session=session, source_id=source_id)
     if source is None:
@@ -159,7 +158,7 @@ def list_items(
     q: str | None = Query(None, min_length=1, max_length=200, description="substring of title or summary"),
     limit: int = LimitQ,
     cursor: str | None = CursorQ,
-    session: Session = Depends(read_session),
+    session: Session = ReadSession,
 ):
     """Feed items, newest first (publication time, or first-seen time for undated items)."""
     if q is not None and "\x00" in q:
@@ -175,7 +174,7 @@ def list_items(
 
 
 @router.get("/items/{item_id}", response_model=ItemDetail, responses={404: {"description": "unknown id"}})
-def get_item(item_id: int = Path(..., ge=1, le=ITEM_ID_MAX), session: Session = Depends(read_session)):
+def get_item(item_id: int = Path(..., ge=1, le=ITEM_ID_MAX), session: Session = ReadSession):
     """One item with its full text and the entities it mentions."""
     item = service.get_item(session=session, item_id=item_id)
     if item is None:

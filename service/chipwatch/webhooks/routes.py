@@ -5,13 +5,13 @@ Each route makes one service call; the services raise the kit's problem+json err
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Response
+from fastapi import APIRouter, Body, Path, Query, Response
 from sqlmodel import Session
 
 from chipwatch.config import get_settings
 from chipwatch.kit.auth import AdminDep
 from chipwatch.kit.pagination import CursorQ, LimitQ
-from chipwatch.kit.sessions import read_session, write_session
+from chipwatch.kit.sessions import ReadSession, WriteSession
 from chipwatch.webhooks import deliveries, endpoints
 from chipwatch.webhooks.schemas import (
     DeliveryPage,
@@ -34,7 +34,7 @@ NOT_FOUND = {404: {"description": "unknown id"}}
 
 
 @router.post("", status_code=201, response_model=WebhookWithSecret)
-def create_webhook(webhook_in: WebhookCreate, session: Session = Depends(write_session)):
+def create_webhook(webhook_in: WebhookCreate, session: Session = WriteSession):
     """Subscribe a URL; the answer carries the ``whsec_`` signing secret, shown this once only.
 
     The URL is refused (422) when it resolves to a loopback, private, link-local, multicast or reserved
@@ -48,7 +48,7 @@ def create_webhook(webhook_in: WebhookCreate, session: Session = Depends(write_s
 
 @router.get("", response_model=WebhookPage)
 def list_webhooks(
-    limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = Depends(read_session)
+    limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = ReadSession
 ):
     """Every endpoint, oldest first (secrets are never shown)."""
     rows, next_cursor = endpoints.list_endpoints(session=session, cursor=cursor, limit=limit)
@@ -56,14 +56,14 @@ def list_webhooks(
 
 
 @router.get("/{webhook_id}", response_model=WebhookPublic, responses=NOT_FOUND)
-def get_webhook(webhook_id: str = WebhookId, session: Session = Depends(read_session)):
+def get_webhook(webhook_id: str = WebhookId, session: Session = ReadSession):
     """One endpoint, with ``enabled`` and, when disabled, ``disabled_reason``."""
     return endpoints.get_endpoint(session=session, endpoint_id=webhook_id)
 
 
 @router.patch("/{webhook_id}", response_model=WebhookPublic, responses=NOT_FOUND)
 def update_webhook(
-    webhook_in: WebhookUpdate, webhook_id: str = WebhookId, session: Session = Depends(write_session)
+    webhook_in: WebhookUpdate, webhook_id: str = WebhookId, session: Session = WriteSession
 ):
     """Change url, description, event types, signal ids or ``enabled`` (``true`` re-enables and resumes)."""
     return endpoints.update_endpoint(
@@ -75,14 +75,14 @@ def update_webhook(
 
 
 @router.delete("/{webhook_id}", status_code=204, responses=NOT_FOUND)
-def delete_webhook(webhook_id: str = WebhookId, session: Session = Depends(write_session)):
+def delete_webhook(webhook_id: str = WebhookId, session: Session = WriteSession):
     """Remove the endpoint, its pending deliveries and its delivery log."""
     endpoints.delete_endpoint(session=session, endpoint_id=webhook_id)
     return Response(status_code=204)
 
 
 @router.post("/{webhook_id}/rotate-secret", response_model=SecretRotated, responses=NOT_FOUND)
-def rotate_secret(webhook_id: str = WebhookId, session: Session = Depends(write_session)):
+def rotate_secret(webhook_id: str = WebhookId, session: Session = WriteSession):
     """Issue a new secret (shown this once); for 24 hours deliveries carry signatures by both secrets."""
     return endpoints.rotate_secret(session=session, endpoint_id=webhook_id)
 
@@ -91,7 +91,7 @@ def rotate_secret(webhook_id: str = WebhookId, session: Session = Depends(write_
 def send_test(
     webhook_id: str = WebhookId,
     test_in: WebhookTestIn | None = Body(None),
-    session: Session = Depends(write_session),
+    session: Session = WriteSession,
 ):
     """Queue a ``webhook.test`` event for this endpoint only; answers with the delivery to follow."""
     message = (test_in or WebhookTestIn()).message
@@ -104,7 +104,7 @@ def list_deliveries(
     status: DeliveryStatus | None = Query(None, description="pending | succeeded | failed"),
     limit: int = LimitQ,
     cursor: str | None = CursorQ,
-    session: Session = Depends(read_session),
+    session: Session = ReadSession,
 ):
     """Deliveries to this endpoint, newest first, each with its attempt log (time, status code, latency,
     error)."""
@@ -121,7 +121,7 @@ def list_deliveries(
     responses=NOT_FOUND,
 )
 def retry_delivery(
-    webhook_id: str = WebhookId, delivery_id: int = DeliveryId, session: Session = Depends(write_session)
+    webhook_id: str = WebhookId, delivery_id: int = DeliveryId, session: Session = WriteSession
 ):
     """Queue the delivery for an attempt now (also a replay of one that succeeded or failed)."""
     return deliveries.retry_delivery(session=session, endpoint_id=webhook_id, delivery_id=delivery_id)
