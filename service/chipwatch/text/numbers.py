@@ -1,7 +1,8 @@
 """Quantities with units in English and Chinese news text (pure: no I/O).
 
-``extract_quantities`` finds figures such as "100 MW", "100兆瓦", "0.1 GW", "1,459 tok/s", "104.3x",
-"104.3倍", "$20 billion", "20亿美元" or "200亿元人民币" and returns them with a canonical unit.
+``extract_quantities`` finds figures such as "100 MW", "1 200 MW", "100兆瓦", "一百二十万千瓦", "0.1 GW",
+"1,459 tok/s", "104.3x", "104.3倍", "$20 billion", "20亿美元", "五亿美元" or "200亿元人民币" and returns them
+with a canonical unit; a figure that could be read two ways is not returned.
 ``quantity_matches`` checks one against a ``number`` bound of the signal language, converting power units
 (W, kW, MW, GW) into each other; other units, currencies included, compare only with themselves.
 Text is read through ``chipwatch.text.normalize`` first, the normalisation the phrase matcher uses.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from chipwatch.text.normalize import map_span, normalize_with_offsets
+from chipwatch.text.numerals import CHINESE, DIGITS, ENGLISH, read_chinese, read_digits, read_english
 
 __all__ = [
     "BOUND_UNITS",
@@ -63,12 +65,15 @@ def unit_family(unit: str) -> str:
 # The quantity pattern
 # ---------------------------------------------------------------------------------------------------
 
-# A number: "1,459" (thousands separators), "104.3", "100". Not preceded by a letter or digit, so the
-# 200 of "GB200" and the 4 of "V4" are not read as figures.
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_NUM_START = r"(?<![0-9A-Za-z.,])"
+# A figure: digits with separators, Chinese numerals or English number words (chipwatch.text.numerals
+# reads each). Digits are not read after a letter, a digit or a separator, so the 200 of "GB200" and the
+# 4 of "V4" are not figures, and nothing is read from the middle of a malformed "1,2,3".
+_NUM_START = r"(?<![0-9A-Za-z.,'])"
+_DIGIT_NUM = rf"{_NUM_START}(?:{DIGITS})"
 _RANGE_SEP = r"\s*(?:-|~|to|至|到)\s*"
 _APPROX = r"(?:多|余)?"  # "20多亿", "100余兆瓦": more than the figure; the figure is kept
+# A unit follows its figure after spaces or joined by a hyphen ("a 100-MW plant").
+_JOIN = r"(?P<{tag}join>-|\s*)"
 
 _CJK_MULTIPLIERS: dict[str, float] = {
     "万亿": 1e12,
@@ -126,7 +131,8 @@ _UNIT_SPECS: list[tuple[str, str]] = [
     (r"(?:kW|KW)(?![A-Za-z])|千瓦(?!时)|(?i:kilowatts?)(?![A-Za-z])", "kW"),
     (r"W(?![A-Za-z])|瓦特?(?!时)|(?i:watts?)(?![A-Za-z])", "W"),
     (r"ms(?![A-Za-z])|毫秒|(?i:milliseconds?)(?![A-Za-z])", "ms"),
-    (r"[xX×](?![A-Za-z0-9])|倍|(?i:times|fold)(?![A-Za-z])", "x"),
+    # "x" and "times" are never joined by a hyphen ("GPT-4-x" names no ratio); "3-fold" is English
+    (r"(?<!-)[xX×](?![A-Za-z0-9])|倍|(?<!-)(?i:times)(?![A-Za-z])|(?i:fold)(?![A-Za-z])", "x"),
 ]
 
 _USD_PREFIX = r"(?i:US\$|USD|US\s+dollars?)|\$"
@@ -135,28 +141,80 @@ _USD_SUFFIX = r"美元|美金|(?i:US\s+dollars?|dollars?|USD)(?![A-Za-z])"
 _CNY_SUFFIX = r"元人民币|人民币|元(?!器|件|素)|(?i:yuan|CNY|RMB)(?![A-Za-z])"
 
 
-def _num_range(tag: str) -> str:
-    return rf"{_NUM_START}(?P<{tag}a>{_NUM})(?:{_RANGE_SEP}(?P<{tag}b>{_NUM}))?(?!\d){_APPROX}"
+def _num_range(tag: str, number: str, *, between: bool = False) -> str:
+    """A figure or a range of two ("100-200", "100至200"; with ``between``, "between 100 and 200"),
+    groups ``<tag>a`` and ``<tag>b``."""
+    if between:
+        start, sep = rf"(?P<{tag}bw>(?i:between)\s+)?", rf"(?({tag}bw)\s+(?i:and)\s+|{_RANGE_SEP})"
+    else:
+        start, sep = "", _RANGE_SEP
+    return rf"{start}(?P<{tag}a>{number})(?:{sep}(?P<{tag}b>{number}))?(?!\d){_APPROX}"
 
 
 _UNIT_GROUPS = "|".join(f"(?P<u{i}>{pattern})" for i, (pattern, _unit) in enumerate(_UNIT_SPECS))
 
-# One pattern, three shapes, so each text is scanned once:
-#   p: currency first       "$20 billion", "US$20bn", "USD 20 billion", "¥2 billion", "人民币20亿元"
-#   u: figure, unit         "100 MW", "0.1吉瓦", "1,459 tok/s", "104.3倍", "8.54万 tok/s/kW"
-#   s: figure, currency     "20 billion dollars", "20亿美元", "200亿元人民币", "2 billion yuan"
-# Every shape starts with a digit or a currency prefix; testing that first lets most positions of a text
-# fail in one step instead of entering each shape (about three times faster on news text).
-_QUANTITY_START = r"(?=[\d$¥]|人民币|(?i:us|cny|rmb))"
+
+def _shapes(number: str, *, between: bool, prefix: bool) -> str:
+    """The quantity shapes over figures written as ``number``:
+
+    p: currency first       "$20 billion", "US$20bn", "USD 20 billion", "¥2 billion", "人民币20亿元"
+    u: figure, unit         "100 MW", "0.1吉瓦", "1,459 tok/s", "104.3倍", "8.54万 tok/s/kW", "100-MW"
+    s: figure, currency     "20 billion dollars", "20亿美元", "200亿元人民币", "two billion yuan"
+    """
+    shapes = []
+    if prefix:
+        shapes.append(
+            rf"(?:(?P<pusd>{_USD_PREFIX})|(?P<pcny>{_CNY_PREFIX}))\s*{_num_range('p', _DIGIT_NUM)}"
+            rf"(?:\s*(?P<pm>{_MONEY_MULT}){_APPROX})?(?:\s*(?:元|美元|(?i:dollars?)(?![A-Za-z])))?"
+        )
+    shapes.append(
+        rf"{_num_range('u', number, between=between)}(?:\s*(?P<um>{_GENERAL_MULT}){_APPROX})??"
+        rf"{_JOIN.format(tag='u')}(?:{_UNIT_GROUPS})"
+    )
+    shapes.append(
+        rf"{_num_range('s', number, between=between)}\s*(?:(?P<sm>{_MONEY_MULT}){_APPROX}\s*)?"
+        rf"(?:(?P<susd>{_USD_SUFFIX})|(?P<scny>{_CNY_SUFFIX}))"
+    )
+    return "|".join(shapes)
+
+
+# Two scans. The first reads figures in digits and Chinese numerals; every shape starts with a digit, a
+# numeral or a currency prefix, and testing that first lets most positions fail in one step.
+_QUANTITY_START = r"(?=[\d$¥零〇一二两三四五六七八九十]|人民币|(?<![A-Za-z])(?i:us|cny|rmb))"
 _QUANTITY_RE = re.compile(
-    rf"{_QUANTITY_START}(?:"
-    rf"(?:(?P<pusd>{_USD_PREFIX})|(?P<pcny>{_CNY_PREFIX}))\s*{_num_range('p')}"
-    rf"(?:\s*(?P<pm>{_MONEY_MULT}){_APPROX})?(?:\s*(?:元|美元|(?i:dollars?)(?![A-Za-z])))?"
-    rf"|{_num_range('u')}\s*(?:(?P<um>{_GENERAL_MULT}){_APPROX}\s*)??(?:{_UNIT_GROUPS})"
-    rf"|{_num_range('s')}\s*(?:(?P<sm>{_MONEY_MULT}){_APPROX}\s*)?"
-    rf"(?:(?P<susd>{_USD_SUFFIX})|(?P<scny>{_CNY_SUFFIX}))"
-    r")"
+    rf"{_QUANTITY_START}(?:{_shapes(rf'{_DIGIT_NUM}|{CHINESE}', between=False, prefix=True)})"
 )
+# The second reads English number words and "between X and Y" ranges. Checking each word start for them
+# would double the cost of the first scan, so it runs only on text that names a unit such figures use.
+_WORDED_RE = re.compile(
+    r"(?<![A-Za-z])(?=(?i:between|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety)(?![a-z]))"
+    rf"(?:{_shapes(rf'{_DIGIT_NUM}|{CHINESE}|{ENGLISH}', between=True, prefix=False)})"
+)
+_WORDED_HINTS = ("between", "watt", "dollar", "yuan", "token", "second", "mw", "gw", "kw", "fold", "美元",
+                 "元", "瓦")
+
+
+def _figure(text: str) -> float | None:
+    """The value of one figure of a match, by how it is written; ``None`` when it is ambiguous."""
+    if text[0].isdigit():
+        return read_digits(text)
+    if text[0].isascii():
+        return read_english(text)
+    return read_chinese(text)
+
+
+def _readable(groups: dict[str, str | None], tag: str, unit: str) -> bool:
+    """May this match be read at all? Some spellings are only trusted with some units."""
+    first = groups[f"{tag}a"] or ""
+    if first[0].isascii() and not first[0].isdigit() and unit == "x":
+        return False  # "three times" is as often "on three occasions" as "3x"
+    if not first[0].isascii() and len(first) == 1 and unit in ("USD", "CNY") and not groups.get(f"{tag}m"):
+        return False  # "三元", "二元": words (ternary, binary) more often than sums of money
+    if groups.get(f"{tag}join") == "-" and " " in first:
+        return False  # "2 100-MW units": two units of 100 MW, or one of 2,100 MW
+    return True
 
 
 def _multiplier(word: str | None) -> float:
@@ -168,29 +226,39 @@ def _multiplier(word: str | None) -> float:
     return _WORD_MULTIPLIERS.get(lowered) or _MONEY_ABBREVIATIONS[lowered]
 
 
-def _to_float(number: str) -> float:
-    return float(number.replace(",", ""))
+def _read_match(m: re.Match[str]) -> list[tuple[float, str, tuple[int, int]]]:
+    """The figures of one match (two for a range), or none when a figure is ambiguous."""
+    groups = m.groupdict()
+    if groups.get("pa") is not None:
+        tag, unit = "p", ("USD" if groups["pusd"] else "CNY")
+    elif groups["ua"] is not None:
+        tag = "u"
+        unit = next(u for i, (_p, u) in enumerate(_UNIT_SPECS) if groups[f"u{i}"] is not None)
+    else:
+        tag, unit = "s", ("USD" if groups["susd"] else "CNY")
+    if not _readable(groups, tag, unit):
+        return []
+    mult = _multiplier(groups[f"{tag}m"])
+    values = [_figure(groups[part]) for part in (f"{tag}a", f"{tag}b") if groups[part] is not None]
+    if any(v is None for v in values):
+        return []  # one end of a range that cannot be read makes the whole range unreadable
+    return [(v * mult, unit, m.span()) for v in values if v is not None]
 
 
 def _quantities_in(norm: str) -> list[tuple[float, str, tuple[int, int]]]:
-    """Scan normalised text once; return ``(value, unit, span-in-normalised-text)`` triples."""
-    found: list[tuple[float, str, tuple[int, int]]] = []
-    for m in _QUANTITY_RE.finditer(norm):
-        groups = m.groupdict()
-        if groups["pa"] is not None:
-            tag, unit = "p", ("USD" if groups["pusd"] else "CNY")
-            mult = _multiplier(groups["pm"])
-        elif groups["ua"] is not None:
-            tag = "u"
-            unit = next(u for i, (_p, u) in enumerate(_UNIT_SPECS) if groups[f"u{i}"] is not None)
-            mult = _multiplier(groups["um"])
-        else:
-            tag, unit = "s", ("USD" if groups["susd"] else "CNY")
-            mult = _multiplier(groups["sm"])
-        for part in (f"{tag}a", f"{tag}b"):
-            if groups[part] is not None:
-                found.append((_to_float(groups[part]) * mult, unit, m.span()))
-    return found
+    """Scan normalised text; return ``(value, unit, span-in-normalised-text)`` triples in text order."""
+    found = [q for m in _QUANTITY_RE.finditer(norm) for q in _read_match(m)]
+    lowered = norm.lower()
+    if not any(hint in lowered for hint in _WORDED_HINTS):
+        return found
+    worded = [(m.span(), _read_match(m)) for m in _WORDED_RE.finditer(norm)]
+    if not worded:
+        return found
+    # A worded match covers the figures the first scan read inside it ("200 MW" of "between 100 and
+    # 200 MW"): the longer reading wins, and an unreadable one still hides what it covers.
+    spans = [span for span, _q in worded]
+    kept = [q for q in found if not any(a <= q[2][0] < b for a, b in spans)]
+    return sorted(kept + [q for _span, qs in worded for q in qs], key=lambda q: q[2][0])
 
 
 def extract_quantities(text: str) -> list[Quantity]:
@@ -198,11 +266,19 @@ def extract_quantities(text: str) -> list[Quantity]:
 
     Units are normalised: MW/兆瓦/megawatt -> ``MW``; GW/吉瓦/千兆瓦/gigawatt -> ``GW``; kW/千瓦/kilowatt ->
     ``kW``; W/瓦/watt -> ``W``; tok/s, tokens/s, tokens per second -> ``tok/s``; tok/s/user, tokens/s per
-    user -> ``tok/s/user``; ms/毫秒/milliseconds -> ``ms``; x/×/times/倍 -> ``x``; $, US$, USD, dollars,
-    美元 -> ``USD``; CNY, RMB, ¥, yuan, 元, 人民币 -> ``CNY`` (in this domain ¥ is the renminbi).
+    user -> ``tok/s/user``; ms/毫秒/milliseconds -> ``ms``; x/×/times/fold/倍 -> ``x``; $, US$, USD,
+    dollars, 美元 -> ``USD``; CNY, RMB, ¥, yuan, 元, 人民币 -> ``CNY`` (in this domain ¥ is the renminbi).
+    A unit may be joined to its figure by a hyphen ("a 100-MW plant"; never "x" or "times").
     Multipliers 万, 亿 (and their compounds), thousand/million/billion/trillion, and next to a currency
-    k/m/mn/bn/b/tn are applied to ``value``. Bare numbers without a unit and energy units (kWh, 兆瓦时)
-    are not returned. Chinese numerals written in characters (一百兆瓦) are not read.
+    k/m/mn/bn/b/tn are applied to ``value``.
+
+    Figures are read in digits with any locale's grouping and decimal mark, in Chinese numerals
+    (一千二百兆瓦, 五亿美元, 零点五吉瓦) and in English words (five hundred megawatts; not with x/times,
+    and not before a bare "W"); see :mod:`chipwatch.text.numerals`. Ranges ("100-200 MW", "100至200兆瓦",
+    "between 100 and 200 MW") give both ends. Nothing is returned for a figure whose spelling is
+    ambiguous ("1.200 MW", "2025,100 MW"), for an order of magnitude (数百兆瓦, hundreds of megawatts), for
+    a space-grouped figure with a hyphen-joined unit ("2 100-MW units"), for bare numbers without a unit,
+    or for energy units (kWh, 兆瓦时).
     """
     norm, starts, ends = normalize_with_offsets(text)
     out: list[Quantity] = []
