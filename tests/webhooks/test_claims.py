@@ -6,13 +6,15 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import select
+
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
 from chipwatch.outbox.emit import emit
 from chipwatch.webhooks import deliveries as delivery_log
 from chipwatch.webhooks import outbox
 from chipwatch.webhooks.models import Delivery
-from tests.fixtures.webhooks import health_event, subscribe
+from tests.fixtures.webhooks import Reply, deliver, health_event, set_env, subscribe
 
 
 def _fan_out() -> None:
@@ -134,3 +136,33 @@ def test_retry_schedule_arithmetic():
     assert outbox.retry_delay_s(2, schedule, 30) == 300
     assert outbox.retry_delay_s(1, schedule, 30) == 30
     assert outbox.retry_delay_s(3, schedule, None) is None
+
+
+def test_a_claim_is_renewed_while_its_attempt_is_on_the_wire(db, receiver, monkeypatch):
+    """An attempt longer than the lease keeps its claim (the dispatcher's heartbeat renews it): a second
+    worker claiming meanwhile gets nothing, and the receiver gets the event once."""
+    set_env(monkeypatch, webhook_timeout_s=10)
+    hook = subscribe(receiver.url("/long"))
+    receiver.script("/long", [Reply(204, hang_s=3.0)])
+    health_event()
+    stats: list = []
+    holder = threading.Thread(target=lambda: stats.append(deliver(worker_id="holder", lease_s=0.9)))
+    holder.start()
+    stolen, leases = [], []
+    deadline = time.monotonic() + 2.7
+    while time.monotonic() < deadline:
+        with session_scope(write=False) as session:
+            row = session.scalars(select(Delivery).where(Delivery.webhook_id == hook.id)).first()
+        if row is not None and row.claimed_by == "holder":
+            leases.append(row.claimed_until)
+            stolen += _claim("thief", lease_s=0.9)
+        time.sleep(0.1)
+    holder.join(timeout=30)
+    assert leases, "the dispatcher never claimed the delivery"
+    assert stolen == []
+    assert max(leases) > min(leases) + timedelta(seconds=1), "the claim was not renewed"
+    assert stats[0].succeeded == 1
+    assert len(receiver.at("/long")) == 1
+    with session_scope(write=False) as session:
+        row = session.scalars(select(Delivery).where(Delivery.webhook_id == hook.id)).one()
+        assert (row.status, row.claimed_by, row.claimed_until) == ("succeeded", None, None)

@@ -5,7 +5,10 @@ synchronous): record the outcomes of finished attempts, fan out new outbox event
 deliveries.  Claimed deliveries are then sent concurrently on the event loop through one shared
 ``httpx.AsyncClient``.  No transaction is open while a request is on the wire, so a slow receiver never
 holds a database lock, and a crash between sending and recording only costs a duplicate: the claim
-lapses after its lease and the delivery is sent again (at-least-once).
+lapses after its lease and the delivery is sent again (at-least-once).  Claims are short leases
+(``claim_lease_s``) that a :class:`~chipwatch.kit.claims.Heartbeat` renews from claim until the
+outcome is recorded, so a slow send keeps its claim and a dead dispatcher's claims lapse within one
+lease.
 
 Concurrency: at most ``webhook_concurrency`` attempts in flight and ``webhook_per_endpoint_concurrency``
 per endpoint.  Claims never exceed an endpoint's limit, so a hanging endpoint occupies only its own
@@ -32,12 +35,13 @@ import httpx
 from chipwatch import metrics
 from chipwatch.config import Settings
 from chipwatch.db import session_scope
-from chipwatch.kit.claims import new_worker_id
+from chipwatch.kit.claims import Heartbeat, new_worker_id
 from chipwatch.kit.retry_after import parse_retry_after
 from chipwatch.kit.time import utcnow
 from chipwatch.netguard import BlockedAddressError, GuardedTransport, HostResolutionError
 from chipwatch.outbox.emit import add_waker
 from chipwatch.webhooks import outbox, signing
+from chipwatch.webhooks.models import Delivery
 from chipwatch.webhooks.outbox import AttemptOutcome, ClaimedDelivery
 
 log = logging.getLogger(__name__)
@@ -56,13 +60,14 @@ def claim_window(settings: Settings) -> int:
 
 
 def default_lease_s(settings: Settings) -> float:
-    """How long a claim lasts, in seconds: twice the request timeout plus a margin.
+    """How long a claim lasts, in seconds: ``claim_lease_s``, renewed every third of it while held.
 
-    The lease only runs out when the holder died or stalled; then another worker (or this one,
-    restarted) takes the delivery over.  A claim still queued when less than one timeout of its lease
-    is left is released unsent, so a lease never ends while its holder is still sending.
+    The lease only runs out when the holder died or cannot reach the database; then another worker
+    (or this one, restarted) takes the delivery over.  A claim still queued when less than one timeout
+    of its lease is left is released unsent, so even without renewals a lease does not end while its
+    holder is still sending.
     """
-    return 2 * settings.webhook_timeout_s + LEASE_MARGIN_S
+    return settings.claim_lease_s
 
 
 @dataclass
@@ -121,6 +126,8 @@ class Dispatcher:
         self._runner: asyncio.Task | None = None
         self._remove_waker = None
         self._stopping = False
+        self._heartbeat: Heartbeat | None = None
+        self._db_lock: asyncio.Lock | None = None
         self.stats = DispatchStats()
 
     # ------------------------------------------------------------ lifecycle
@@ -130,6 +137,12 @@ class Dispatcher:
             return
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
+        # One transaction at a time per dispatcher: renewals and rounds write the same delivery rows,
+        # and two transactions of one process updating them in different orders could deadlock.
+        self._db_lock = asyncio.Lock()
+        self._heartbeat = await Heartbeat(
+            table=Delivery, worker_id=self.worker_id, lease_s=self.lease_s, run_write=self._write
+        ).__aenter__()
         limits = httpx.Limits(max_connections=self.capacity, max_keepalive_connections=self.capacity)
         transport = self._transport or GuardedTransport(
             allow_private=self.settings.allow_private_networks, limits=limits
@@ -145,7 +158,10 @@ class Dispatcher:
         )
 
     async def close(self) -> None:
-        """Close the HTTP client (in-flight attempts must have ended)."""
+        """Stop renewing claims and close the HTTP client (in-flight attempts must have ended)."""
+        if self._heartbeat is not None:
+            await self._heartbeat.__aexit__(None, None, None)
+            self._heartbeat = None
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -191,7 +207,7 @@ class Dispatcher:
             if pending:
                 await asyncio.wait(pending)
         if self._outcomes or self._released:
-            await asyncio.to_thread(self._record_only)
+            await self._locked(self._record_only)
         await self.close()
         log.info("webhook dispatcher stopped", extra={"worker_id": self.worker_id})
 
@@ -244,7 +260,7 @@ class Dispatcher:
         outcomes, self._outcomes = self._outcomes, []
         released, self._released = self._released, []
         try:
-            stats, claims, next_due = await asyncio.to_thread(
+            stats, claims, next_due = await self._locked(
                 self._db_round, outcomes, released, self._room(), dict(self._claimed)
             )
         except BaseException:
@@ -253,6 +269,10 @@ class Dispatcher:
             self._outcomes[:0] = outcomes
             self._released[:0] = released
             raise
+        if self._heartbeat is not None:
+            self._heartbeat.drop([o.delivery_id for o in outcomes])
+            self._heartbeat.drop(released)
+            self._heartbeat.hold(claim.delivery_id for claim in claims)
         # A claim must start sending while a whole attempt still fits in its lease (with a lease
         # shorter than that, as tests use, within the first half of it).
         fits = self.lease_s - self.settings.webhook_timeout_s - LEASE_MARGIN_S / 2
@@ -270,6 +290,21 @@ class Dispatcher:
             task.add_done_callback(self._tasks.discard)
         self.stats.add(stats)
         return stats, next_due
+
+    async def _locked(self, fn, *args):
+        """``fn(*args)`` in a worker thread, one database transaction of this dispatcher at a time."""
+        assert self._db_lock is not None
+        async with self._db_lock:
+            return await asyncio.to_thread(fn, *args)
+
+    async def _write(self, fn):
+        """``fn(session)`` in a committed transaction of its own (the heartbeat's renewals)."""
+
+        def run():
+            with session_scope(self.settings) as session:
+                return fn(session)
+
+        return await self._locked(run)
 
     def _db_round(
         self, outcomes: list[AttemptOutcome], released: list[int], room: int, claimed: dict[str, int]
