@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from chipwatch.config import get_settings
+from chipwatch.imports.cli import import_dataset
 
 app = typer.Typer(
     help="chipwatch: knowledge base and signal monitor for the AI inference chip race.",
@@ -293,6 +294,35 @@ def jobs_run(name: str = typer.Argument(..., help="job id, e.g. sources.check_du
     console.print(f"{job.id} done: {_summary(result)}", highlight=False, soft_wrap=True)
 
 
+secrets_app = typer.Typer(help="The key that encrypts webhook secrets at rest.", no_args_is_help=True)
+app.add_typer(secrets_app, name="secrets")
+
+
+@secrets_app.command("rotate")
+def secrets_rotate() -> None:
+    """Encrypt every webhook secret under a new key, then retire the older keys (README: Secrets at rest).
+
+    With the generated key file this is the whole rotation; with CHIPWATCH_SECRET_KEYS it re-encrypts under
+    the first listed key, after which the others can be removed. Exit status 1 when a stored secret opens
+    with none of the keys.
+    """
+    from chipwatch.kit.sealing import SealError
+    from chipwatch.webhooks.keys import rotate_keys
+
+    _start()
+    try:
+        done = rotate_keys(get_settings())
+    except SealError as exc:
+        console.print(f"[red]{exc}[/red]", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from exc
+    if get_settings().secret_keys:
+        tail = f"all sealed under the first key of {done.origin}; the keys after it can now be removed"
+    else:
+        tail = f"new key in {done.origin}; {done.dropped_keys} older key(s) removed"
+    message = f"{done.resealed} webhook endpoint(s) re-encrypted; {tail}"
+    console.print(message, highlight=False, soft_wrap=True)
+
+
 def _summary(result: object) -> str:
     """A one-line account of a job's return value (a list is counted, None says nothing to report)."""
     if result is None:
@@ -300,6 +330,9 @@ def _summary(result: object) -> str:
     if isinstance(result, list):
         return f"{len(result)} done"
     return str(result)
+
+
+app.command("import")(import_dataset)
 
 
 def main() -> None:  # pragma: no cover

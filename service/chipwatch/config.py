@@ -20,6 +20,8 @@ class Settings(BaseSettings):
     database_url: str | None = None  # default: sqlite file under data_dir
     admin_token: str | None = None
     read_token: str | None = None
+    metrics_token: str | None = None  # /metrics only; else the read token guards it, if set
+    secret_keys: str | None = None  # Fernet keys, comma-separated, newest first; else <data_dir>/secret_key
     allow_private_networks: bool = False
     scheduler_enabled: bool = True
     log_format: str = Field(default="text", pattern="^(text|json)$")

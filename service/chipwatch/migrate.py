@@ -25,4 +25,5 @@ def upgrade_to_head(settings: Settings | None = None) -> None:
     cfg = alembic_config(settings)
     with get_engine(settings).begin() as conn:
         cfg.attributes["connection"] = conn
+        cfg.attributes["settings"] = settings  # data migrations (sealing secrets) need the keys in force
         command.upgrade(cfg, "head")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
@@ -38,18 +39,20 @@ def write_private(path: Path, text: str, *, exclusive: bool = False) -> None:
     the old one atomically (a temporary file renamed over it). Raises ``OSError``.
     """
     private_dir(path.parent)
-    if exclusive:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
-        return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # Both ways the file appears whole: a reader never sees it created but not yet written.
+        if exclusive:
+            os.link(tmp, path)  # FileExistsError when it exists
+        else:
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def restrict_file(path: Path) -> bool:

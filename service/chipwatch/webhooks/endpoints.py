@@ -18,11 +18,12 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import String, delete, select, type_coerce, update
 from sqlmodel import Session
 
 from chipwatch.kit.errors import Conflict, NotFound, invalid
 from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.sealing import is_sealed, sealed_by_newest, unseal
 from chipwatch.kit.time import as_utc, utcnow
 from chipwatch.netguard import BlockedAddressError, HostResolutionError, check_url, split_url
 from chipwatch.outbox.emit import emit
@@ -199,6 +200,27 @@ def rotate_secret(*, session: Session, endpoint_id: str, now: datetime | None = 
     session.flush()
     log.info("webhook endpoint secret rotated", extra={"webhook_id": row.id})
     return row
+
+
+def reseal_secrets(*, session: Session) -> int:
+    """Seal again, under the newest key, every stored secret that the newest key alone does not open
+    (sealed under an older key, or still clear); returns how many endpoints were rewritten.
+
+    The step of a key rotation that makes the older keys unneeded. Raises ``SealError`` when a stored
+    secret opens with none of the configured keys.
+    """
+    # type_coerce reads the stored tokens as they are, without the column type opening them.
+    raw = (type_coerce(Endpoint.secret, String), type_coerce(Endpoint.previous_secret, String))
+    stored = session.execute(select(Endpoint.id, *raw)).all()
+    rewritten = 0
+    for endpoint_id, *tokens in stored:
+        if all(t is None or (is_sealed(t) and sealed_by_newest(t)) for t in tokens):
+            continue
+        clear = [None if t is None else (unseal(t) if is_sealed(t) else t) for t in tokens]
+        values = {"secret": clear[0], "previous_secret": clear[1]}
+        session.execute(update(Endpoint).where(Endpoint.id == endpoint_id).values(**values))
+        rewritten += 1
+    return rewritten
 
 
 def signing_secrets(endpoint: Any, now: datetime | None = None) -> list[str]:

@@ -7,6 +7,7 @@ from datetime import datetime
 from sqlalchemy import JSON, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from chipwatch.kit.sealing import SealedText
 from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
 
@@ -21,8 +22,9 @@ class Endpoint(SQLModel, table=True):
     description: str | None = Field(default=None, sa_type=Text)
     event_types: list[str] = Field(default_factory=list, sa_type=JSON)
     signal_ids: list[str] = Field(default_factory=list, sa_type=JSON)
-    secret: str = Field(max_length=128)
-    previous_secret: str | None = Field(default=None, max_length=128)
+    # Stored encrypted (Fernet, kit.sealing); the ORM reads and writes them clear.
+    secret: str = Field(sa_type=SealedText)
+    previous_secret: str | None = Field(default=None, sa_type=SealedText)
     previous_secret_expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     enabled: bool = True
     disabled_reason: str | None = Field(default=None, sa_type=Text)
