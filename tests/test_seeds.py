@@ -128,7 +128,8 @@ def real_signal_count() -> int:
 
 # ---------------------------------------------------------------- loading
 def expected_counts() -> dict[str, int]:
-    """Rows per kind after a load: the fact tables from the facts table, feeds and signals from their files."""
+    """Rows per kind after a load: the fact tables from the facts table, feeds and signals from their
+    files."""
     import yaml
 
     from chipwatch.paths import SEED_DIR

@@ -105,7 +105,8 @@ def test_cached_board_still_needs_the_read_token(client, monkeypatch):
     get_settings.cache_clear()
     for path in ("/v1/race", "/v1/signals"):
         denied = client.get(path)
-        assert denied.status_code == 401 and denied.headers["content-type"].startswith("application/problem+json")
+        assert denied.status_code == 401
+        assert denied.headers["content-type"].startswith("application/problem+json")
         assert client.get(path, headers={"Authorization": "Bearer reader"}).status_code == 200
 
 
