@@ -1,111 +1,51 @@
-"""Feed dates: the strings feeds put on entries, read into aware UTC datetimes. Pure: no clock
-(callers pass ``now``).
+"""Feed dates: the date strings feeds put on entries, read to an aware UTC instant or stored as unknown with
+the reason. Pure: no clock (callers pass ``now``).
 
-Publication dates outside [``EARLIEST_PLAUSIBLE``, now + ``FUTURE_TOLERANCE``] are treated as missing:
-feeds put 1970-01-01 (a zero timestamp) or a far-future date on items, which would otherwise sort an
-item to the top or bottom forever. Two days of future slack absorbs wrong time zones.
+Reading is :func:`chipwatch.text.dates.read_date`, given the source's time zone. A date that names a
+period longer than a day ("2026-11", "Nov. 2026", "2003") is kept as the period's first instant with its
+precision (``month``): a reader comparing it with a day must take the whole period into account (the
+first instant is the earliest the entry can have been published, the end of the period the latest).
+Dates outside [``EARLIEST_PLAUSIBLE``, now + ``FUTURE_TOLERANCE``] are
+unknown too: feeds put 1970-01-01 (a zero timestamp) or a far-future date on items, which would otherwise
+sort an item to the top or bottom forever; two days of future slack absorbs wrong zones.
 """
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from feedparser import datetimes as _fp_dates
+from chipwatch.text.dates import read_date
 
 EARLIEST_PLAUSIBLE = datetime(1995, 1, 1, tzinfo=UTC)
 FUTURE_TOLERANCE = timedelta(days=2)
+PERIODS = {"year", "month", "week"}
+"""Precisions coarser than a day: the value is the first instant of a longer period."""
+
+MISSING = "missing: the entry carries no date"
 
 
-def _struct_to_datetime(value: time.struct_time | tuple[int, ...] | None) -> datetime | None:
-    """A feedparser 9-tuple (always UTC) as an aware datetime, or None if it is not a valid date."""
-    if not value:
-        return None
-    try:
-        return datetime(*tuple(value)[:6], tzinfo=UTC)
-    except (TypeError, ValueError, OverflowError):
-        return None
+@dataclass(frozen=True, slots=True)
+class EntryDate:
+    """An entry's publication time and how it was read.
 
-
-# feedparser's own dispatcher tries its lenient ISO 8601 handler before the Greek, Hungarian and Korean
-# ones, which then never run (e.g. "2004-július-13T9:15-05:00" comes out as 2004-11-01). The same
-# handlers are tried here with the lenient one last.
-_DATE_HANDLERS = (
-    _fp_dates._parse_date_w3dtf,
-    _fp_dates._parse_date_rfc822,
-    _fp_dates._parse_date_asctime,
-    _fp_dates._parse_date_perforce,
-    _fp_dates._parse_date_greek,
-    _fp_dates._parse_date_hungarian,
-    _fp_dates._parse_date_nate,
-    _fp_dates._parse_date_onblog,
-    _fp_dates._parse_date_iso8601,
-)
-_WEEKDAY_COMMA = re.compile(r"^([A-Za-z]{2,9}),(?=\S)")  # "Fri,24 Nov 2023"
-_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)  # "16th Nov"
-_TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap])\.?m\.?(?![a-z])", re.IGNORECASE)
-_OFFSET_THEN_Z = re.compile(r"([+-]\d{2}:?\d{2})Z$")  # "2020-11-08T16:20:00-05:00Z"
-_IANA_ZONE = re.compile(r"\s([A-Za-z]+(?:/[A-Za-z0-9_+-]+)+)$")  # "... America/Los_Angeles"
-_EPOCH = re.compile(r"^\d{10}$")  # Unix seconds, 2001-09-09 .. 2286
-
-
-def _twelve_to_24(m: re.Match[str]) -> str:
-    hour = int(m.group(1)) % 12 + (12 if m.group(4).lower() == "p" else 0)
-    return f"{hour:02d}:{m.group(2)}:{m.group(3) or '00'}"
-
-
-def parse_date_string(value: str) -> datetime | None:
-    """Parse a feed date string into an aware UTC datetime, or None when it cannot be read.
-
-    Uses feedparser's date handlers (RFC 822/1123 with named and numeric zones, W3C-DTF / ISO 8601,
-    asctime, Perforce, Greek, Hungarian, Korean) after small repairs for forms seen in real feeds:
-    12-hour clocks ("1:55 PM"), ordinal days ("16th"), a missing space after the weekday comma, an
-    IANA zone name ("America/Los_Angeles", applied with its DST rules), an offset followed by a
-    stray "Z", and bare 10-digit Unix timestamps. Without a zone, UTC is assumed (as feedparser
-    does). No plausibility check here; see :func:`plausible_date`.
+    ``value`` is aware UTC or ``None`` (unknown). ``reason`` is :class:`~chipwatch.text.dates.DateReading`'s
+    reason (``zone-by-source: CST in Asia/Shanghai``, ``ambiguous-zone: ...``), or ``missing: ...`` or
+    ``implausible: ...`` (outside the plausible range; ``implausible`` is then True, so that parsers can
+    count such entries). ``precision`` is ``second``, ``minute``, ``day``, ``week``, ``month`` or
+    ``year`` when ``value`` is set (``value`` is then the first instant of that period), else ``None``.
     """
-    if not isinstance(value, str):
-        return None
-    text = " ".join(value.split())
-    if not text:
-        return None
-    if _EPOCH.match(text):
-        return datetime.fromtimestamp(int(text), tz=UTC)
-    text = _WEEKDAY_COMMA.sub(r"\1, ", text)
-    text = _ORDINAL.sub(r"\1", text)
-    text = _TWELVE_HOUR.sub(_twelve_to_24, text)
-    text = _OFFSET_THEN_Z.sub(r"\1", text)
-    zone: ZoneInfo | None = None
-    zone_match = _IANA_ZONE.search(text)
-    if zone_match:
-        try:
-            zone = ZoneInfo(zone_match.group(1))
-            text = text[: zone_match.start()].strip()
-        except (ZoneInfoNotFoundError, ValueError, OSError):
-            zone = None
-    # feedparser's RFC 822 handler wants a zone token; a date that has none (or had an IANA name,
-    # removed above) is retried with GMT, which is also what "no zone" means in feedparser.
-    for candidate in (text, f"{text} GMT"):
-        for handler in _DATE_HANDLERS:
-            try:
-                parsed = _struct_to_datetime(handler(candidate))
-            except Exception:  # feedparser's handlers raise assorted errors on odd input
-                continue
-            if parsed is None:
-                continue
-            if zone is not None:
-                # The handler read the wall-clock time as UTC; re-read it in the named zone.
-                parsed = parsed.replace(tzinfo=None).replace(tzinfo=zone).astimezone(UTC)
-            return parsed
-    return None
+
+    value: datetime | None
+    reason: str
+    precision: str | None = None
+    implausible: bool = False
 
 
 def plausible_date(value: datetime | None, *, now: datetime) -> datetime | None:
-    """``value`` if it lies in [1995-01-01, now + 2 days], else None (the caller estimates instead)."""
+    """``value`` if it lies in [1995-01-01, now + 2 days], else None."""
     if value is None:
         return None
     if value < EARLIEST_PLAUSIBLE or value > now + FUTURE_TOLERANCE:
@@ -113,21 +53,64 @@ def plausible_date(value: datetime | None, *, now: datetime) -> datetime | None:
     return value
 
 
-def entry_date(entry: Mapping[str, Any]) -> datetime | None:
-    """Publication date of a feedparser entry: published, else updated, else created.
+def read_entry_date(raw: str | None, *, default_tz: str | None, now: datetime) -> EntryDate:
+    """Read one date string of a feed entry, in the source's zone ``default_tz`` (a zoneinfo name).
 
-    The raw string is re-read with :func:`parse_date_string` (which repairs forms feedparser's
-    dispatcher gets wrong); feedparser's own parsed tuple is the fallback.
+    Returns an :class:`EntryDate`: the instant with the reader's reason and precision, or ``None`` with
+    why it is unknown (unreadable or ambiguous text, an implausible instant). Raises ``ValueError`` when
+    ``default_tz`` is not a zoneinfo name.
     """
-    for key in ("published", "updated", "created"):
-        # dict.get, not entry.get: FeedParserDict maps missing keys to others with a warning.
-        raw = dict.get(entry, key)
-        parsed = parse_date_string(raw) if isinstance(raw, str) else None
-        if parsed is None:
-            parsed = _struct_to_datetime(dict.get(entry, f"{key}_parsed"))
-        if parsed is not None:
-            return parsed
-    return None
+    if raw is None or not raw.strip():
+        return EntryDate(None, MISSING)
+    reading = read_date(raw, default_tz=default_tz)
+    if reading.value is None:
+        return EntryDate(None, reading.reason)
+    if plausible_date(reading.value, now=now) is None:
+        return EntryDate(None, f"implausible: {reading.value.isoformat()} is before 1995 or in the future",
+                         implausible=True)
+    return EntryDate(reading.value, reading.reason, reading.precision)
 
 
-__all__ = ["EARLIEST_PLAUSIBLE", "FUTURE_TOLERANCE", "entry_date", "parse_date_string", "plausible_date"]
+def period_end(start: datetime, precision: str | None) -> datetime:
+    """The first instant after the period that starts at ``start`` (``precision`` year, month or week);
+    ``start`` itself for finer precisions. Used as the latest an entry can have been published."""
+    if precision == "year":
+        return start.replace(year=start.year + 1)
+    if precision == "month":
+        return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+    if precision == "week":
+        return start + timedelta(days=7)
+    return start
+
+
+def first_date(raws: list[str | None], *, default_tz: str | None, now: datetime) -> EntryDate:
+    """The date of the first of ``raws`` that the feed filled in (publication, then later fields), read
+    with :func:`read_entry_date`. A filled-in field that cannot be read is not replaced by a later one:
+    an update time is no publication time."""
+    for raw in raws:
+        if isinstance(raw, str) and raw.strip():
+            return read_entry_date(raw, default_tz=default_tz, now=now)
+    return EntryDate(None, MISSING)
+
+
+def entry_date(entry: Mapping[str, Any], *, default_tz: str | None, now: datetime) -> EntryDate:
+    """Publication date of a feedparser entry: its ``published`` string, else ``updated`` (Atom's required
+    date), else ``created``, read by :func:`first_date`. feedparser's own parsed tuple is never used: it
+    fills what it cannot read (a missing century, a missing zone taken as UTC) instead of saying so."""
+    # dict.get, not entry.get: FeedParserDict maps missing keys to others with a warning.
+    return first_date([dict.get(entry, key) for key in ("published", "updated", "created")],
+                      default_tz=default_tz, now=now)
+
+
+__all__ = [
+    "PERIODS",
+    "EARLIEST_PLAUSIBLE",
+    "FUTURE_TOLERANCE",
+    "MISSING",
+    "EntryDate",
+    "period_end",
+    "entry_date",
+    "first_date",
+    "plausible_date",
+    "read_entry_date",
+]

@@ -4,7 +4,9 @@ RSS 0.9x/2.0, RSS 1.0 (RDF) and Atom go through feedparser; JSON Feed 1.0/1.1 is
 feedparser does not read it. Before any XML parser sees the bytes, :func:`~chipwatch.sources.xmlguard.
 check_xml_safety` refuses dangerous entity declarations. The steps this module builds on each have a
 module: :mod:`~chipwatch.sources.xmlguard` (XML guards), :mod:`~chipwatch.sources.plaintext` (markup to
-text), :mod:`~chipwatch.sources.dates` (feed dates) and :mod:`~chipwatch.sources.links` (links).
+text), :mod:`~chipwatch.sources.dates` (feed dates, read by :mod:`chipwatch.text.dates` in the source's
+zone), :mod:`~chipwatch.sources.links` (resolving links) and :mod:`chipwatch.text.links` (which of an
+entry's links is the article).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from typing import Any, Literal
 import feedparser
 from feedparser.exceptions import CharacterEncodingOverride, NonXMLContentType
 
-from chipwatch.sources.dates import entry_date, parse_date_string, plausible_date
+from chipwatch.sources.dates import EntryDate, entry_date, first_date
 from chipwatch.sources.errors import FeedParseError
 from chipwatch.sources.links import absolute_http
 from chipwatch.sources.plaintext import detail_text, html_to_text, one_line, tidy, truncate
 from chipwatch.sources.xmlguard import check_xml_safety, root_element
+from chipwatch.text.dates import read_date
+from chipwatch.text.links import article_link
 
 FeedKind = Literal["rss", "atom", "rdf", "json"]
 
@@ -32,8 +36,11 @@ FeedKind = Literal["rss", "atom", "rdf", "json"]
 class ParsedEntry:
     """One feed item, as plain text.
 
-    ``published_at`` is aware UTC, or None when the feed gave no usable date; then
-    ``published_is_estimated`` is True and the caller substitutes the time it first saw the item.
+    ``published_at`` is aware UTC, or None when the feed gave no date that can be read with confidence;
+    then ``published_is_estimated`` is True and the caller substitutes the time it first saw the item.
+    ``published_reason`` says how the date was read or why it is unknown, ``published_precision`` how
+    precise it is (``month``: ``published_at`` is the first instant of that month); see
+    :class:`~chipwatch.sources.dates.EntryDate`.
     """
 
     guid: str | None
@@ -44,6 +51,8 @@ class ParsedEntry:
     author: str | None
     published_at: datetime | None
     published_is_estimated: bool
+    published_reason: str = ""
+    published_precision: str | None = None
 
 
 @dataclass(slots=True)
@@ -72,11 +81,9 @@ def _make_entry(
     summary: str,
     content: str,
     author: str | None,
-    published: datetime | None,
-    now: datetime,
+    published: EntryDate,
 ) -> tuple[ParsedEntry, bool]:
     """Build an entry; the flag is True when a date was present but implausible."""
-    plausible = plausible_date(published, now=now)
     guid_text = str(guid).strip() if guid is not None and not isinstance(guid, (dict, list)) else ""
     return (
         ParsedEntry(
@@ -86,10 +93,12 @@ def _make_entry(
             summary=summary,
             content=content or summary,
             author=author or None,
-            published_at=plausible,
-            published_is_estimated=plausible is None,
+            published_at=published.value,
+            published_is_estimated=published.value is None,
+            published_reason=published.reason,
+            published_precision=published.precision,
         ),
-        published is not None and plausible is None,
+        published.implausible,
     )
 
 
@@ -109,7 +118,7 @@ def _json_author(obj: Mapping[str, Any]) -> str | None:
     return ", ".join(names) or None
 
 
-def _parse_json_feed(body: bytes, *, url: str, now: datetime) -> ParsedFeed:
+def _parse_json_feed(body: bytes, *, url: str, now: datetime, default_tz: str | None) -> ParsedFeed:
     """JSON Feed 1.0 / 1.1 (https://www.jsonfeed.org/version/1.1/)."""
     try:
         doc = json.loads(body.decode("utf-8-sig"))
@@ -143,9 +152,8 @@ def _parse_json_feed(body: bytes, *, url: str, now: datetime) -> ParsedFeed:
             content = tidy(_str(item["content_text"]))
         else:
             content = html_to_text(_str(item.get("content_html")))
-        published = parse_date_string(_str(item.get("date_published"))) or parse_date_string(
-            _str(item.get("date_modified"))
-        )
+        dates = [_str(item.get("date_published")), _str(item.get("date_modified"))]
+        published = first_date(dates, default_tz=default_tz, now=now)
         entry, bad_date = _make_entry(
             guid=item.get("id"),
             link=link,
@@ -154,7 +162,6 @@ def _parse_json_feed(body: bytes, *, url: str, now: datetime) -> ParsedFeed:
             content=content,
             author=_json_author(item) or feed_author,
             published=published,
-            now=now,
         )
         implausible += bad_date
         entries.append(entry)
@@ -200,29 +207,37 @@ def _base_url(url: str, headers: Mapping[str, str]) -> str:
     return url
 
 
-def parse_feed(body: bytes, *, url: str, headers: Mapping[str, str], now: datetime) -> ParsedFeed:
+def parse_feed(
+    body: bytes, *, url: str, headers: Mapping[str, str], now: datetime, default_tz: str | None = None
+) -> ParsedFeed:
     """Parse a fetched feed document into plain-text entries.
 
     ``url`` is the final URL after redirects (base for relative links and ``xml:base``); ``headers``
     are the response headers (any case; ``Content-Type`` supplies the charset, ``Content-Location``
-    overrides the base); ``now`` bounds plausible dates (aware; naive is taken as UTC).
+    overrides the base); ``now`` bounds plausible dates (aware; naive is taken as UTC);
+    ``default_tz`` is the source's zoneinfo name, which resolves ambiguous zone abbreviations (CST in
+    a Chinese feed) and dates written without a zone. An entry's link is its article link
+    (:func:`chipwatch.text.links.article_link`), else its permalink guid.
 
     Returns a :class:`ParsedFeed` (possibly with zero entries for a valid but empty feed). Raises
     :class:`~chipwatch.sources.errors.FeedParseError` when the bytes are not a feed: empty body, an
     HTML page, JSON that is not a JSON Feed, or a document from which no feed structure can be
     recovered; :class:`~chipwatch.sources.errors.UnsafeXMLError` (a FeedParseError) for dangerous
-    entity declarations. Never raises anything else for bad input.
+    entity declarations. Never raises anything else for bad input; raises ``ValueError`` when
+    ``default_tz`` is not a zoneinfo name (a configuration error, not a feed's).
     """
+    if default_tz:
+        read_date("", default_tz=default_tz)  # raises ValueError for an unknown zone
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     lower = {k.lower(): v for k, v in headers.items()}
     if not body or not body.strip(b" \t\r\n\x00\xef\xbb\xbf\xfe\xff"):
         raise FeedParseError("empty document")
     if _looks_like_json(body, lower.get("content-type", "").lower()):
-        return _parse_json_feed(body, url=url, now=now)
+        return _parse_json_feed(body, url=url, now=now, default_tz=default_tz)
     base = _base_url(url, lower)
     result = _run_feedparser(body, base=base, headers=lower)
-    return _read_feedparser_result(result, body=body, base=base, now=now)
+    return _read_feedparser_result(result, body=body, base=base, now=now, default_tz=default_tz)
 
 
 def _run_feedparser(body: bytes, *, base: str, headers: Mapping[str, str]) -> Mapping[str, Any]:
@@ -247,7 +262,7 @@ def _run_feedparser(body: bytes, *, base: str, headers: Mapping[str, str]) -> Ma
 
 
 def _read_feedparser_result(
-    result: Mapping[str, Any], *, body: bytes, base: str, now: datetime
+    result: Mapping[str, Any], *, body: bytes, base: str, now: datetime, default_tz: str | None
 ) -> ParsedFeed:
     """A :class:`ParsedFeed` from feedparser's result, or FeedParseError when nothing feed-like came out."""
     version = result.get("version") or ""
@@ -277,7 +292,9 @@ def _read_feedparser_result(
     feed_author = None
     if kind == "atom":
         feed_author = one_line(detail_text(feed.get("author"), feed.get("author_detail"))) or None
-    made = [_xml_entry(e, base=base, feed_author=feed_author, now=now) for e in raw_entries]
+    made = [
+        _xml_entry(e, base=base, feed_author=feed_author, now=now, default_tz=default_tz) for e in raw_entries
+    ]
     implausible = sum(bad_date for _entry, bad_date in made)
     if implausible:
         warnings.append(f"{implausible} entries had implausible dates (before 1995 or in the future)")
@@ -306,8 +323,17 @@ def _refuse_unless_feed(
         raise FeedParseError(f"not a feed: {shown}, not RSS, Atom or RDF")
 
 
+def _entry_link(e: Mapping[str, Any], base: str) -> str | None:
+    """The article's absolute http(s) link: chosen by relation among the entry's links, else the guid
+    when the feed marks it a permalink (RSS ``isPermaLink``; feedparser keeps it out of ``links``)."""
+    link = absolute_http(article_link(dict.get(e, "links")), base)
+    if link is None and dict.get(e, "guidislink"):
+        link = absolute_http(dict.get(e, "id"), base)
+    return link
+
+
 def _xml_entry(
-    e: Mapping[str, Any], *, base: str, feed_author: str | None, now: datetime
+    e: Mapping[str, Any], *, base: str, feed_author: str | None, now: datetime, default_tz: str | None
 ) -> tuple[ParsedEntry, bool]:
     """One feedparser entry as a :class:`ParsedEntry`; the flag is True for an implausible date."""
     content_parts = [detail_text(c.get("value"), c) for c in e.get("content") or [] if c.get("value")]
@@ -315,13 +341,12 @@ def _xml_entry(
     author = one_line(html_to_text(e["author"])) if e.get("author") else None
     return _make_entry(
         guid=e.get("id"),
-        link=absolute_http(e.get("link"), base),
+        link=_entry_link(e, base),
         title=one_line(detail_text(e.get("title"), e.get("title_detail"))),
         summary=detail_text(e.get("summary"), e.get("summary_detail")) or truncate(content),
         content=content,
         author=author or feed_author,
-        published=entry_date(e),
-        now=now,
+        published=entry_date(e, default_tz=default_tz, now=now),
     )
 
 
