@@ -14,6 +14,7 @@ from chipwatch.config import get_settings
 from chipwatch.db import get_engine
 from chipwatch.kit.errors import PROBLEM_JSON, ApiError, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
+from chipwatch.kit.request_limits import RequestLimitMiddleware
 from chipwatch.knowledge.history_routes import router as history_router
 from chipwatch.knowledge.routes import router as knowledge_router
 from chipwatch.metrics import render as render_metrics
@@ -88,6 +89,8 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
+    # Outermost of ours: bodies are capped and write tokens checked before any body is read.
+    app.add_middleware(RequestLimitMiddleware)
 
     routers = (race_router, signals_router, knowledge_router, history_router, sources_router, webhooks_router,
                ops_router)
