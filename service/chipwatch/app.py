@@ -122,6 +122,7 @@ def _openapi(app: FastAPI) -> dict:
                 errors["404"] = "unknown id"
             if method in ("post", "patch", "delete", "put"):
                 errors["409"] = "conflict with the current state"
+                errors["413"] = "request body over the cap (request_max_bytes, or the route's own)"
             if path == "/readyz":
                 errors["503"] = "database not ready"
             for code, description in errors.items():
