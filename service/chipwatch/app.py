@@ -5,19 +5,16 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import APIRouter, FastAPI
-from fastapi.responses import JSONResponse, PlainTextResponse
-from sqlalchemy import text
+from fastapi import FastAPI
 
 from chipwatch import __version__
 from chipwatch.config import get_settings
-from chipwatch.db import get_engine
-from chipwatch.kit.errors import PROBLEM_JSON, ApiError, Problem, install_error_handlers
+from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
 from chipwatch.kit.request_limits import RequestLimitMiddleware
 from chipwatch.knowledge.history_routes import router as history_router
 from chipwatch.knowledge.routes import router as knowledge_router
-from chipwatch.metrics import render as render_metrics
+from chipwatch.ops import docs_router, ops_router
 from chipwatch.race.routes import router as race_router
 from chipwatch.scheduler import collect_jobs, start_scheduler
 from chipwatch.signals.routes import router as signals_router
@@ -27,32 +24,6 @@ from chipwatch.webhooks.routes import router as webhooks_router
 from chipwatch.wiring import wire
 
 log = logging.getLogger("chipwatch.app")
-ops_router = APIRouter(tags=["ops"])
-
-
-@ops_router.get("/metrics", response_class=PlainTextResponse,
-                responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
-def metrics() -> PlainTextResponse:
-    """Prometheus metrics: checks by outcome, fetch latency, items stored, transitions, deliveries
-    by outcome, delivery latency and queue depth (text exposition format 0.0.4)."""
-    return PlainTextResponse(render_metrics(), media_type="text/plain; version=0.0.4; charset=utf-8")
-
-
-@ops_router.get("/healthz")
-def healthz() -> dict[str, str]:
-    """Liveness: the process answers."""
-    return {"status": "ok", "version": __version__}
-
-
-@ops_router.get("/readyz", responses={503: {"description": "database unreachable or not migrated"}})
-def readyz():
-    """Readiness: the database answers and is migrated to head (503 problem otherwise)."""
-    try:
-        with get_engine().connect() as conn:
-            conn.execute(text("SELECT 1 FROM alembic_version"))
-    except Exception as exc:  # any driver error means not ready
-        raise ApiError(503, "Service Unavailable", f"database not ready: {type(exc).__name__}") from exc
-    return JSONResponse({"status": "ready"})
 
 
 def create_app(*, scheduler: bool | None = None) -> FastAPI:
@@ -85,7 +56,10 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         version=__version__,
         summary="Knowledge base and signal monitor for the AI inference chip race",
         lifespan=lifespan,
-        docs_url="/docs",
+        # Served by chipwatch.ops instead, behind the read token when one is set.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
@@ -93,7 +67,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     app.add_middleware(RequestLimitMiddleware)
 
     routers = (race_router, signals_router, knowledge_router, history_router, sources_router, webhooks_router,
-               ops_router)
+               ops_router, docs_router)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -64,6 +64,16 @@ def may_read(settings: Settings, token: str | None) -> bool:
     return token is not None and (_same(token, settings.read_token) or _same(token, admin_token(settings)))
 
 
+def may_scrape(settings: Settings, token: str | None) -> bool:
+    """Who may read ``/metrics``: with ``CHIPWATCH_METRICS_TOKEN`` its holder (or the admin), else whoever
+    may read the API (:func:`may_read`)."""
+    if settings.metrics_token:
+        return token is not None and (
+            _same(token, settings.metrics_token) or _same(token, admin_token(settings))
+        )
+    return may_read(settings, token)
+
+
 async def require_admin(request: Request) -> None:
     """Writes need ``Authorization: Bearer <admin token>``; 401 otherwise."""
     token = bearer_token(request.headers.get("authorization"))
@@ -75,6 +85,12 @@ async def require_reader(request: Request) -> None:
     """Reads are open unless ``CHIPWATCH_READ_TOKEN`` is set; then the read or admin token is needed."""
     if not may_read(get_settings(), bearer_token(request.headers.get("authorization"))):
         raise StarletteHTTPException(401, "read token required", headers={"WWW-Authenticate": "Bearer"})
+
+
+async def require_scraper(request: Request) -> None:
+    """``/metrics`` needs the metrics token when one is set, else the read token when one is set."""
+    if not may_scrape(get_settings(), bearer_token(request.headers.get("authorization"))):
+        raise StarletteHTTPException(401, "metrics token required", headers={"WWW-Authenticate": "Bearer"})
 
 
 AdminDep = Depends(require_admin)

@@ -1,0 +1,81 @@
+"""With a read token set nothing is open to a stranger but the probes: the OpenAPI document, its pages
+and /metrics need a token; /metrics may take its own. /readyz is ready only at the migration head."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from chipwatch.config import get_settings
+from chipwatch.db import get_engine
+from chipwatch.migrate import migration_heads
+from tests.fixtures.database import ADMIN_TOKEN
+
+READ, METRICS = "read-token-1", "metrics-token-1"
+GUARDED = ("/openapi.json", "/docs", "/redoc", "/metrics", "/v1/chips")
+
+
+def _client(monkeypatch, **env: str) -> TestClient:
+    for key, value in env.items():
+        monkeypatch.setenv(f"CHIPWATCH_{key.upper()}", value)
+    get_settings.cache_clear()
+    from chipwatch.app import create_app
+
+    return TestClient(create_app(scheduler=False))
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_without_a_read_token_docs_and_metrics_are_open(db, monkeypatch):
+    with _client(monkeypatch) as client:
+        spec = client.get("/openapi.json")
+        assert spec.status_code == 200 and "/v1/chips" in spec.json()["paths"]
+        assert "/openapi.json" not in spec.json()["paths"]  # the document does not list itself
+        assert "swagger-ui" in client.get("/docs").text and "redoc" in client.get("/redoc").text
+        assert client.get("/metrics").status_code == 200
+
+
+def test_a_read_token_closes_docs_and_metrics_but_not_the_probes(db, monkeypatch):
+    with _client(monkeypatch, read_token=READ) as client:
+        for path in GUARDED:
+            refused = client.get(path)
+            assert refused.status_code == 401, path
+            assert refused.headers["content-type"] == "application/problem+json"
+            assert client.get(path, headers=_bearer("wrong")).status_code == 401, path
+            assert client.get(path, headers=_bearer(READ)).status_code == 200, path
+            assert client.get(path, headers=_bearer(ADMIN_TOKEN)).status_code == 200, path
+        assert client.get("/healthz").json()["status"] == "ok"
+        assert client.get("/readyz").json() == {"status": "ready"}
+
+
+@pytest.mark.parametrize("read_token", [None, READ])
+def test_a_metrics_token_is_the_only_one_metrics_take_besides_the_admin(db, monkeypatch, read_token):
+    env = {"metrics_token": METRICS, **({"read_token": read_token} if read_token else {})}
+    with _client(monkeypatch, **env) as client:
+        assert client.get("/metrics").status_code == 401
+        assert client.get("/metrics", headers=_bearer(READ)).status_code == 401
+        scraped = client.get("/metrics", headers=_bearer(METRICS))
+        assert scraped.status_code == 200 and "chipwatch_" in scraped.text
+        assert client.get("/metrics", headers=_bearer(ADMIN_TOKEN)).status_code == 200
+        # The metrics token reads nothing else.
+        assert client.get("/openapi.json", headers=_bearer(METRICS)).status_code == (401 if read_token else 200)
+
+
+def test_readyz_is_unready_until_the_schema_is_at_head(db, monkeypatch):
+    (head,) = migration_heads()
+    with _client(monkeypatch) as client:
+        assert client.get("/readyz").status_code == 200
+        with get_engine().begin() as conn:
+            conn.execute(text("UPDATE alembic_version SET version_num = 'c13f4a7e2b01'"))
+        behind = client.get("/readyz")
+        assert behind.status_code == 503
+        assert behind.json()["detail"] == (
+            f"database not ready: schema at revision c13f4a7e2b01, this version needs {head}: run chipwatch init"
+        )
+        with get_engine().begin() as conn:
+            conn.execute(text("DROP TABLE alembic_version"))
+        gone = client.get("/readyz")
+        assert gone.status_code == 503 and gone.json()["detail"].startswith("database not ready: ")
