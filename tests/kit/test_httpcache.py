@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 from chipwatch.db import change_clock
 from chipwatch.kit.httpcache import ReadCache, etag_matches, etag_response, strong_etag
@@ -55,3 +57,43 @@ def test_a_write_makes_entries_stale_and_concurrent_misses_share_one_build():
     assert cache.fresh("k") is None
     body, _ = asyncio.run(cache.get("k", build))
     assert body == b'{"n":2}'
+
+
+def test_a_reader_after_a_write_never_gets_a_build_started_before_it():
+    cache = ReadCache(ttl_s=60)
+    state = {"value": "old"}
+    started, release = threading.Event(), threading.Event()
+
+    def slow_build():
+        seen = state["value"]
+        started.set()
+        release.wait(5)
+        return {"v": seen}
+
+    async def scenario():
+        before = asyncio.ensure_future(cache.get("k", slow_build))
+        await asyncio.to_thread(started.wait, 5)
+        state["value"] = "new"
+        change_clock.bump()  # a write commits while the first build still runs
+        after = asyncio.ensure_future(cache.get("k", lambda: {"v": state["value"]}))
+        await asyncio.sleep(0.05)
+        release.set()
+        return await before, await after
+
+    (old_body, _), (new_body, _) = asyncio.run(scenario())
+    assert (old_body, new_body) == (b'{"v":"old"}', b'{"v":"new"}')
+    # The older build finished last, and still did not replace the newer entry.
+    assert cache.fresh("k")[0] == b'{"v":"new"}'
+
+
+def test_an_entry_past_its_ttl_is_rebuilt_before_it_is_served():
+    cache = ReadCache(ttl_s=0.05)
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"n": len(calls)}
+
+    assert asyncio.run(cache.get("k", build))[0] == b'{"n":1}'
+    time.sleep(0.1)
+    assert asyncio.run(cache.get("k", build))[0] == b'{"n":2}'
