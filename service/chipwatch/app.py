@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from chipwatch import __version__
 from chipwatch.config import get_settings
 from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
+from chipwatch.kit.query import reject_unknown_query
 from chipwatch.kit.request_limits import RequestLimitMiddleware
 from chipwatch.knowledge.history_routes import router as history_router
 from chipwatch.knowledge.routes import router as knowledge_router
@@ -60,6 +61,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        dependencies=[Depends(reject_unknown_query)],
     )
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
