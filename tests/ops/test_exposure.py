@@ -61,7 +61,8 @@ def test_a_metrics_token_is_the_only_one_metrics_take_besides_the_admin(db, monk
         assert scraped.status_code == 200 and "chipwatch_" in scraped.text
         assert client.get("/metrics", headers=_bearer(ADMIN_TOKEN)).status_code == 200
         # The metrics token reads nothing else.
-        assert client.get("/openapi.json", headers=_bearer(METRICS)).status_code == (401 if read_token else 200)
+        spec = client.get("/openapi.json", headers=_bearer(METRICS))
+        assert spec.status_code == (401 if read_token else 200)
 
 
 def test_readyz_is_unready_until_the_schema_is_at_head(db, monkeypatch):
@@ -73,7 +74,8 @@ def test_readyz_is_unready_until_the_schema_is_at_head(db, monkeypatch):
         behind = client.get("/readyz")
         assert behind.status_code == 503
         assert behind.json()["detail"] == (
-            f"database not ready: schema at revision c13f4a7e2b01, this version needs {head}: run chipwatch init"
+            "database not ready: schema at revision c13f4a7e2b01, "
+            f"this version needs {head}: run chipwatch init"
         )
         with get_engine().begin() as conn:
             conn.execute(text("DROP TABLE alembic_version"))

@@ -72,7 +72,8 @@ def test_a_new_secret_is_stored_encrypted_and_still_signs(client, admin_headers,
 
 
 def test_rotating_the_endpoint_secret_seals_both_secrets(client, admin_headers, receiver):
-    endpoint_id = client.post("/v1/webhooks", json={"url": receiver.url()}, headers=admin_headers).json()["id"]
+    created = client.post("/v1/webhooks", json={"url": receiver.url()}, headers=admin_headers)
+    endpoint_id = created.json()["id"]
     first = endpoint_row(endpoint_id).secret
     rotated = client.post(f"/v1/webhooks/{endpoint_id}/rotate-secret", headers=admin_headers).json()
     stored, previous = _stored(endpoint_id)
@@ -157,7 +158,9 @@ def empty_database(tmp_path):
     admin.dispose()
 
 
-def test_the_migration_seals_clear_secrets_and_the_downgrade_opens_them(empty_database, tmp_path, monkeypatch):
+def test_the_migration_seals_clear_secrets_and_the_downgrade_opens_them(
+    empty_database, tmp_path, monkeypatch
+):
     data_dir = tmp_path / "data"
     monkeypatch.setenv("CHIPWATCH_DATA_DIR", str(data_dir))
     monkeypatch.setenv("CHIPWATCH_DATABASE_URL", empty_database)
