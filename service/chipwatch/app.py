@@ -11,6 +11,7 @@ from chipwatch import __version__
 from chipwatch.config import get_settings
 from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
+from chipwatch.kit.json_body import check_json_body
 from chipwatch.kit.query import reject_unknown_query
 from chipwatch.kit.request_limits import RequestLimitMiddleware
 from chipwatch.knowledge.history_routes import router as history_router
@@ -61,7 +62,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
-        dependencies=[Depends(reject_unknown_query)],
+        dependencies=[Depends(reject_unknown_query), Depends(check_json_body)],
     )
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)

@@ -173,6 +173,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
+        if isinstance(exc.__cause__, RecursionError):
+            # The JSON reader gave up on a body nested past the interpreter's recursion limit.
+            message = "nested too deep to read (JSON bodies may nest 32 levels)"
+            return problem_response(422, "Unprocessable Content", f"body: {message}", request.url.path,
+                                    errors=[{"field": "body", "message": message}])
         detail = str(exc.detail) if exc.detail else None
         resp = problem_response(exc.status_code, _status_title(exc.status_code), detail, request.url.path)
         for k, v in (exc.headers or {}).items():
@@ -183,8 +188,11 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _validation_error(request: Request, exc: RequestValidationError):
         errors = []
         for err in exc.errors():
-            loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path", "header")]
-            errors.append({"field": ".".join(loc) or str(err.get("loc")), "message": err.get("msg", "")})
+            where = err.get("loc", ())
+            loc = [str(p) for p in where if p not in ("body", "query", "path", "header")]
+            # A whole-body error (loc ("body",)) names the body.
+            field = ".".join(loc) or (str(where[0]) if where else "body")
+            errors.append({"field": field, "message": err.get("msg", "")})
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
         return problem_response(422, "Unprocessable Content", detail, request.url.path, errors=errors)
 

@@ -1,0 +1,98 @@
+"""JSON request bodies: how deep they may nest, and no NaN or Infinity anywhere in them.
+
+Python's JSON reader accepts ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON: RFC 8259 has no such
+numbers) and nests as deep as its recursion limit; what it accepts, pydantic and the JSON Schema
+validator accept too, and the response writer (orjson) then refuses a value nested 255 deep. So every
+JSON body is walked once, after it is parsed and before it is validated, and refused with a 422 naming
+each offending field.
+"""
+
+from __future__ import annotations
+
+import email.message
+import math
+from typing import Any
+
+from fastapi import Request
+
+from chipwatch.kit.errors import ApiError
+
+MAX_JSON_DEPTH = 32
+"""Containers inside containers a body may have; the deepest real body (a signal definition) has 6."""
+MAX_REPORTED = 20
+"""Errors listed at most; the detail says how many more there were."""
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
+
+
+def _path(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "body"
+
+
+def body_problems(value: Any) -> list[dict[str, str]]:
+    """``[{"field", "message"}]`` for every non-finite number and every top-level field nested deeper
+    than :data:`MAX_JSON_DEPTH` in a parsed JSON ``value`` (the body itself is depth 1). Iterative, so
+    any depth the reader produced is walked without recursion."""
+    problems: list[dict[str, str]] = []
+    too_deep: set[Any] = set()
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            problems.append({"field": _path(path), "message": NOT_FINITE})
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth + 1 > MAX_JSON_DEPTH:
+            top = path[0] if path else None
+            if top not in too_deep:
+                too_deep.add(top)
+                problems.append({"field": _path(path[:1]), "message": TOO_DEEP})
+            continue
+        children = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((child, (*path, key), depth + 1) for key, child in reversed(list(children)))
+    return problems
+
+
+def refuse(problems: list[dict[str, str]]) -> ApiError:
+    """The 422 for ``problems`` (the first :data:`MAX_REPORTED` listed)."""
+    shown = problems[:MAX_REPORTED]
+    detail = "; ".join(f"{p['field']}: {p['message']}" for p in shown)
+    if len(problems) > len(shown):
+        detail += f"; and {len(problems) - len(shown)} more"
+    return ApiError(422, "Unprocessable Content", detail, errors=shown)
+
+
+def _is_json(content_type: str | None) -> bool:
+    # The same test FastAPI applies before it parses a body as JSON.
+    if not content_type:
+        return True
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+async def check_json_body(request: Request) -> None:
+    """Request dependency: refuse a JSON body that nests too deep or holds NaN or Infinity (422).
+
+    Runs after FastAPI has parsed the body of a route that declares one (the parsed value is cached on
+    the request) and before the body is validated; routes that read their body themselves (the OPML
+    import) are not touched.
+    """
+    route = request.scope.get("route")
+    if getattr(route, "body_field", None) is None or not _is_json(request.headers.get("content-type")):
+        return
+    if not await request.body():
+        return
+    problems = body_problems(await request.json())
+    if problems:
+        raise refuse(problems)
+
+
+__all__ = ["MAX_JSON_DEPTH", "NOT_FINITE", "TOO_DEEP", "body_problems", "check_json_body", "refuse"]

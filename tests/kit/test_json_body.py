@@ -1,0 +1,71 @@
+"""JSON bodies: nesting is capped and NaN/Infinity refused, with a 422 naming each field."""
+
+from __future__ import annotations
+
+import math
+
+from chipwatch.kit.json_body import MAX_JSON_DEPTH, NOT_FINITE, TOO_DEEP, body_problems
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_depth_is_counted_from_the_body():
+    assert body_problems({"attributes": _nested(MAX_JSON_DEPTH - 1)}) == []
+    too_deep = [{"field": "attributes", "message": TOO_DEEP}]
+    assert body_problems({"attributes": _nested(MAX_JSON_DEPTH)}) == too_deep
+    # One error per top-level field however deep it goes, and every such field is named.
+    deep = {"x": _nested(500), "y": [_nested(100)], "ok": _nested(3)}
+    assert body_problems(deep) == [{"field": "x", "message": TOO_DEEP}, {"field": "y", "message": TOO_DEEP}]
+
+
+def test_every_non_finite_number_is_named_by_its_path():
+    body = {"value": math.nan, "rows": [{"v": 1.5}, {"v": math.inf}], "n": {"gte": -math.inf}}
+    assert body_problems(body) == [
+        {"field": "value", "message": NOT_FINITE},
+        {"field": "rows[1].v", "message": NOT_FINITE},
+        {"field": "n.gte", "message": NOT_FINITE},
+    ]
+
+
+def _post(client, headers, path, raw):
+    return client.post(path, content=raw, headers={**headers, "content-type": "application/json"})
+
+
+def test_a_body_nested_256_deep_is_refused_and_nothing_is_stored(client, admin_headers):
+    raw = '{"id": "deep-chip", "name": "Deep", "attributes": ' + '{"a": ' * 256 + "1" + "}" * 256 + "}"
+    resp = _post(client, admin_headers, "/v1/chips", raw)
+    assert resp.status_code == 422
+    assert resp.json()["errors"] == [{"field": "attributes", "message": TOO_DEEP}]
+    assert client.get("/v1/chips/deep-chip").status_code == 404
+
+
+def test_a_body_too_deep_to_parse_is_a_422_not_a_400_or_500(client, admin_headers):
+    for depth in (2000, 100_000):
+        resp = _post(client, admin_headers, "/v1/webhooks", "[" * depth + "]" * depth)
+        assert resp.status_code == 422, depth
+        assert resp.json()["errors"][0]["field"] == "body"
+
+
+def test_nan_and_infinity_are_refused_naming_every_field(client, admin_headers):
+    raw = ('{"id": "nan-result", "metric": "throughput", "value": NaN, "value_min": -Infinity, '
+           '"baseline_value": Infinity}')
+    resp = _post(client, admin_headers, "/v1/results", raw)
+    assert resp.status_code == 422
+    assert [e["field"] for e in resp.json()["errors"]] == ["value", "value_min", "baseline_value"]
+    assert client.get("/v1/results/nan-result").status_code == 404
+    signal = ('{"id": "nan-signal", "question": "q?", "opened_on": "2026-01-01", "review": "auto", '
+              '"subjects": ["jalapeno"], "yes_when": [{"item": {"number": {"unit": "MW", "gte": NaN}}}]}')
+    resp = _post(client, admin_headers, "/v1/signals", signal)
+    assert resp.status_code == 422
+    assert resp.json()["errors"] == [{"field": "yes_when[0].item.number.gte", "message": NOT_FINITE}]
+
+
+def test_a_whole_body_of_the_wrong_type_names_the_body(client, admin_headers):
+    resp = _post(client, admin_headers, "/v1/chips", "[1, 2]")
+    assert resp.status_code == 422
+    assert [e["field"] for e in resp.json()["errors"]] == ["body"]
