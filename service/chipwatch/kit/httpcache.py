@@ -79,7 +79,11 @@ class ReadCache:
         return len(self._entries)
 
     def _store(self, key: str, clock: int, built_at: float, payload: Any) -> tuple[bytes, str]:
-        body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+        # A build may hand over finished bytes (a rendered page); anything else is a JSON-ready payload.
+        if isinstance(payload, bytes):
+            body = payload
+        else:
+            body = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
         etag = strong_etag(body)
         with self._lock:
             current = self._entries.get(key)
@@ -117,6 +121,8 @@ class ReadCache:
 
     async def get(self, key: str, build: Callable[[], Any]) -> tuple[bytes, str]:
         """``(body bytes, strong ETag)`` for ``key``, building in the thread pool when needed.
+
+        ``build`` returns a JSON-ready payload (serialised here) or the body's bytes as they are.
 
         Serves an entry only when it was built at the current clock and within ``ttl_s``; otherwise it
         waits for a build that started at the current clock (its own, or one already running).
