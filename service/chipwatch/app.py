@@ -9,6 +9,7 @@ from fastapi import Depends, FastAPI
 
 from chipwatch import __version__
 from chipwatch.config import get_settings
+from chipwatch.imports.routes import router as imports_router
 from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
 from chipwatch.kit.httpcache import HotReadMiddleware
 from chipwatch.kit.json_body import check_json_body
@@ -69,8 +70,8 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     # Outermost of ours: bodies are capped and write tokens checked before any body is read.
     app.add_middleware(RequestLimitMiddleware)
 
-    routers = (race_router, signals_router, knowledge_router, history_router, sources_router, webhooks_router,
-               ops_router, docs_router)
+    routers = (race_router, signals_router, knowledge_router, history_router, imports_router, sources_router,
+               webhooks_router, ops_router, docs_router)
     for router in routers:
         app.include_router(router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -109,5 +109,5 @@ def load_resolver(*, session: Session) -> Resolver:
     for alias in session.scalars(select(Alias)):
         if alias.target_id in known.get(alias.kind, set()):
             names[alias.kind].append((alias.alias, alias.target_id))
-    platforms = dict(session.execute(select(Chip.id, Chip.platform)).tuples().all())
+    platforms = {row.id: row.platform for row in session.execute(select(Chip.id, Chip.platform))}
     return Resolver(chips=names["chip"], vendors=names["vendor"], models=names["model"], platforms=platforms)

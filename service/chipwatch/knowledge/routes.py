@@ -8,6 +8,7 @@ schema.
 import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Query
@@ -53,6 +54,12 @@ def _problems(kind: str) -> Iterator[None]:
 
 
 def _query_for(flt: Filter) -> tuple[Any, Any]:
+    if flt.mode == "retired":
+        return bool, Query(False, description=flt.description)
+    if flt.mode == "gte":
+        return float | None, Query(None, ge=0, description=flt.description)
+    if flt.mode == "after":
+        return date | None, Query(None, description=flt.description)
     if flt.param == "verification":
         return Verification | None, Query(None, description=flt.description)
     if flt.ref is not None or flt.mode == "contains":

@@ -45,8 +45,10 @@ class RowNotFound(LookupError):
 class Filter:
     """One list filter: query parameter ``param`` tests column ``column``.
 
-    ``mode`` is ``eq`` (equality), ``contains`` (a JSON list column holds the value) or ``kinds`` (same,
-    without a reference check).  ``ref`` names the KB kind whose ids the value must be (422 otherwise).
+    ``mode`` is ``eq`` (equality), ``contains`` (a JSON list column holds the value), ``kinds`` (same,
+    without a reference check), ``gte`` (a number at least the value), ``after`` (a date after the
+    value) or ``retired`` (true: only retired facts; false, the default: only current ones).  ``ref``
+    names the KB kind whose ids the value must be (422 otherwise).
     """
 
     param: str
@@ -61,6 +63,11 @@ _PROVENANCE = [
     Filter("source", "source_id", description="source id the fact was read from"),
     Filter("reported_by", "reported_by", ref="vendors", description="vendor id that produced the figure"),
 ]
+_IMPORTED = [
+    Filter("dataset", "dataset", description="dataset kind the fact was imported from"),
+    Filter("retired", "retired_at", mode="retired", description="true: facts a dataset's newer version "
+           "no longer lists (kept, never deleted); default false: current facts"),
+]
 FILTERS: dict[str, list[Filter]] = {
     "vendors": [
         Filter("kind", "kinds", mode="kinds", description="e.g. chip_maker, model_lab, cloud"),
@@ -70,7 +77,9 @@ FILTERS: dict[str, list[Filter]] = {
     "chips": [
         Filter("vendor", "vendor_id", ref="vendors", description="vendor id"),
         Filter("kind", "kind", description="chip | system | soc | accelerator"),
+        Filter("released_after", "released_on", mode="after", description="released after this date"),
         *_PROVENANCE,
+        *_IMPORTED,
     ],
     "models": [Filter("developer", "developer_id", ref="vendors", description="vendor id"), *_PROVENANCE],
     "benchmarks": [Filter("owner", "owner_id", ref="vendors", description="vendor id")],
@@ -82,19 +91,24 @@ FILTERS: dict[str, list[Filter]] = {
         Filter("metric", "metric", description="e.g. single_user_output_speed, throughput_per_kw"),
         Filter("operating_point", "operating_point", description="peak | iso_interactivity | low_latency"),
         *_PROVENANCE,
+        *_IMPORTED,
     ],
     "funding-rounds": [
         Filter("vendor", "vendor_id", ref="vendors", description="company funded or bought"),
         Filter("round_type", "round_type", description="e.g. strategic, acquisition"),
         Filter("acquirer", "acquirer_id", ref="vendors", description="acquiring vendor id"),
         Filter("currency", "currency", description="ISO 4217 code"),
+        Filter("status", "status", description="closed | in_discussion"),
         *_PROVENANCE,
+        *_IMPORTED,
     ],
     "deployments": [
         Filter("chip", "chip_id", ref="chips", description="chip id"),
         Filter("operator", "operator_id", ref="vendors", description="operator vendor id"),
-        Filter("status", "status", description="planned | pilot | volume"),
+        Filter("status", "status", description="planned | pilot | volume | operational | decommissioned"),
+        Filter("min_power_mw", "capacity_mw", mode="gte", description="power capacity at least this, in MW"),
         *_PROVENANCE,
+        *_IMPORTED,
     ],
     "claims": [
         Filter("subject", "subject_ids", mode="contains", description="entity id the claim is about"),
@@ -197,7 +211,13 @@ def list_rows(
         if flt.ref is not None and not entity_exists(session=session, kind=flt.ref, id_=value):
             raise UnknownReference(flt.param, value, flt.ref)
         col = getattr(table, flt.column)
-        if flt.mode in ("contains", "kinds"):
+        if flt.mode == "retired":
+            stmt = stmt.where(col.is_not(None) if value else col.is_(None))
+        elif flt.mode == "gte":
+            stmt = stmt.where(col >= value)
+        elif flt.mode == "after":
+            stmt = stmt.where(col > value)
+        elif flt.mode in ("contains", "kinds"):
             # JSON lists are stored as text on SQLite and json on PostgreSQL; both render '"id"' inside.
             stmt = stmt.where(cast(col, String).like(f'%"{value}"%'))
         else:

@@ -1,0 +1,130 @@
+"""The edges of an import, shared by ``chipwatch import`` and ``POST /v1/imports``: getting the bytes (a
+file, an upload or a URL fetched through the guarded fetcher: SSRF guard, size and time caps) and owning
+the transaction (commit; roll back a dry run; record a refusal in a transaction of its own).
+
+The scheduled check of a dataset source reaches the same :func:`~chipwatch.imports.service.run_import`
+through the sources domain's dataset hook, inside the check's own transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from chipwatch.config import Settings, get_settings
+from chipwatch.db import session_scope
+from chipwatch.imports.schemas import ImportPublic
+from chipwatch.imports.service import ImportRefused, ImportRequest, Progress, record_refusal, run_import
+from chipwatch.sources.fetch import fetch_feed, make_client
+
+
+class FetchFailed(ValueError):
+    """The URL could not be fetched (network, HTTP status, a limit, or the SSRF guard refused it)."""
+
+
+class TooLarge(ValueError):
+    """The file is larger than ``fetch_max_bytes``."""
+
+
+@dataclass(slots=True)
+class ImportOutcome:
+    """An import's result: the report of what was (or, for a dry run, would have been) written, or the
+    refusal (``refused_id``: the recorded refused import, None for a dry run)."""
+
+    report: ImportPublic | None = None
+    refusal: ImportRefused | None = None
+    refused_id: int | None = None
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction of a dry run so that it rolls back."""
+
+
+def is_url(text: str) -> bool:
+    """True for an http(s) URL, as opposed to a file path."""
+    return text.startswith(("http://", "https://"))
+
+
+async def fetch_dataset(url: str, *, settings: Settings | None = None) -> tuple[bytes, str]:
+    """The bytes at ``url`` and the final URL after redirects, fetched as feeds are (SSRF guard on every
+    hop, ``fetch_max_bytes``, ``fetch_timeout_s``). Raises :class:`FetchFailed` with a readable reason."""
+    settings = settings or get_settings()
+    async with make_client(settings) as client:
+        fetched = await fetch_feed(client, url, settings=settings)
+    if fetched.status != "ok" or fetched.body is None:
+        raise FetchFailed(fetched.error or f"no body (HTTP {fetched.http_status})")
+    return fetched.body, fetched.final_url
+
+
+def read_file(path: Path, *, settings: Settings | None = None) -> bytes:
+    """A local file's bytes; raises :class:`TooLarge` past ``fetch_max_bytes`` (the same cap as a URL)."""
+    settings = settings or get_settings()
+    size = path.stat().st_size
+    if size > settings.fetch_max_bytes:
+        raise TooLarge(
+            f"{path.name} is {size} bytes; the limit is {settings.fetch_max_bytes} (fetch_max_bytes)"
+        )
+    return path.read_bytes()
+
+
+def execute_import(
+    request: ImportRequest,
+    *,
+    dry_run: bool = False,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+) -> ImportOutcome:
+    """Run :func:`~chipwatch.imports.service.run_import` in a transaction of its own and commit it; a
+    dry run computes the same report and rolls back. A refused import is recorded as refused (not for a
+    dry run) and returned with its reason, never raised. Database errors propagate."""
+    outcome = ImportOutcome()
+    try:
+        with session_scope(settings) as session:
+            imp = run_import(session=session, request=request, progress=progress)
+            outcome.report = ImportPublic.model_validate(imp)
+            if dry_run:
+                outcome.report.dry_run, outcome.report.id = True, None
+                raise _DryRun
+    except _DryRun:
+        pass
+    except ImportRefused as refusal:
+        outcome.refusal = refusal
+        if not dry_run:
+            with session_scope(settings) as session:
+                outcome.refused_id = record_refusal(session=session, request=request, refusal=refusal).id
+    return outcome
+
+
+async def submit(
+    *,
+    kind: str,
+    data: bytes | None,
+    url: str | None,
+    options: dict[str, object],
+    file_name: str | None = None,
+    commit: str | None = None,
+    strict: bool = False,
+    dry_run: bool = False,
+    actor: str = "admin",
+    settings: Settings | None = None,
+) -> ImportOutcome:
+    """An import of uploaded ``data`` or of the file at ``url`` (exactly one of them), run as
+    :func:`execute_import` in a worker thread. Raises ValueError when both or neither are given, and
+    :class:`FetchFailed` when the URL cannot be fetched."""
+    if (data is None) == (url is None):
+        raise ValueError("give either a file or a url, not both")
+    final_url = None
+    if url is not None:
+        data, final_url = await fetch_dataset(url, settings=settings)
+    request = ImportRequest(
+        kind=kind,
+        data=data or b"",
+        file_name=file_name,
+        url=final_url or url,
+        commit=commit,
+        options={k: v for k, v in options.items() if v is not None},
+        strict=strict,
+        actor=actor,
+    )
+    return await asyncio.to_thread(execute_import, request, dry_run=dry_run, settings=settings)
