@@ -3,7 +3,7 @@ one change, and written to the outbox in the transaction that made the change.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlmodel import Session
@@ -44,9 +44,17 @@ def fact_changed_data(rows: Sequence[FactChange]) -> dict[str, Any]:
     }
 
 
+# Listeners called with the history rows of each announced change, in the same transaction (signal
+# evaluation registers here through the wiring; the knowledge base never imports the signals domain).
+change_listeners: list[Callable[[Session, Sequence[FactChange]], None]] = []
+
+
 def emit_fact_changed(session: Session, rows: Sequence[FactChange]) -> None:
-    """Write one ``fact.changed`` event for the flushed history ``rows`` of one change to the outbox."""
+    """Write one ``fact.changed`` event for the flushed history ``rows`` of one change to the outbox,
+    then call the change listeners with the rows."""
     emit(session, FACT_CHANGED, fact_changed_data(rows))
+    for listener in change_listeners:
+        listener(session, rows)
 
 
-__all__ = ["FACT_CHANGED", "emit_fact_changed", "fact_changed_data"]
+__all__ = ["FACT_CHANGED", "change_listeners", "emit_fact_changed", "fact_changed_data"]

@@ -29,6 +29,7 @@ from referencing.jsonschema import DRAFT202012
 from chipwatch.kit.schema_errors import describe, field_path, json_type, most_relevant, suggest
 from chipwatch.paths import SCHEMA_DIR
 from chipwatch.text.numbers import Unit
+from chipwatch.vocab.facts import ChangeCause, FactKind
 from chipwatch.vocab.slugs import Slug
 from chipwatch.vocab.status import Side
 from chipwatch.vocab.trust import Trust
@@ -36,6 +37,7 @@ from chipwatch.vocab.verification import Verification
 
 __all__ = [
     "SIGNAL_SCHEMA_ID",
+    "ChangeCondition",
     "Condition",
     "DefinitionError",
     "DeploymentCondition",
@@ -152,6 +154,9 @@ class ResultCondition(_Strict):
     verification: Annotated[list[Verification], Field(min_length=1)] | None = None
     reported_by_not: EntityId | None = None
     value: ValueBound | None = None
+    division: Literal["closed", "open"] | None = None
+    scenario: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    model_name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
 
     @field_validator("verification", mode="before")
     @classmethod
@@ -185,34 +190,61 @@ class DeploymentCondition(_Strict):
         return self
 
 
-ConditionKind = Literal["item", "result", "deployment"]
+ChangeAction = Literal["updated", "retired", "restored", "retracted"]
+"""What a change condition can watch for: every fact action but ``created`` (a new fact is matched by
+the result and deployment conditions)."""
+FieldName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?$", max_length=64)]
+
+
+class ChangeCondition(_Strict):
+    """Matches a recorded change of a knowledge-base fact (an entry of its history), e.g. "a chip's TDP
+    changed": ``{kind: chips, fact: google-tpu-v7-ironwood, fields: [nominal_power_w]}``.
+
+    ``fields`` is satisfied when any of them changed (``attributes.<key>`` names one key); it implies
+    ``action: updated``. ``action`` and ``cause`` list the accepted words (one word is a one-element list).
+    """
+
+    kind: FactKind
+    fact: EntityId | None = None
+    fields: Annotated[list[FieldName], Field(min_length=1)] | None = None
+    action: Annotated[list[ChangeAction], Field(min_length=1)] | None = None
+    cause: Annotated[list[ChangeCause], Field(min_length=1)] | None = None
+
+    @field_validator("action", "cause", mode="before")
+    @classmethod
+    def _one_word_is_a_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+ConditionKind = Literal["item", "result", "deployment", "change"]
+CONDITION_KINDS: tuple[ConditionKind, ...] = ("item", "result", "deployment", "change")
 
 
 class Condition(_Strict):
-    """One entry of ``yes_when`` / ``no_when``: exactly one of ``item``, ``result``, ``deployment``."""
+    """One entry of ``yes_when`` / ``no_when``: exactly one of ``item``, ``result``, ``deployment``,
+    ``change``."""
 
     item: ItemCondition | None = None
     result: ResultCondition | None = None
     deployment: DeploymentCondition | None = None
+    change: ChangeCondition | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Condition:
-        given = [k for k in ("item", "result", "deployment") if getattr(self, k) is not None]
+        given = [k for k in CONDITION_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError("a condition needs exactly one key: item, result or deployment")
+            raise ValueError("a condition needs exactly one key: item, result, deployment or change")
         return self
 
     @property
     def kind(self) -> ConditionKind:
-        """Which of ``item``, ``result``, ``deployment`` this condition is."""
-        if self.item is not None:
-            return "item"
-        return "result" if self.result is not None else "deployment"
+        """Which of ``item``, ``result``, ``deployment``, ``change`` this condition is."""
+        return next(k for k in CONDITION_KINDS if getattr(self, k) is not None)
 
     @property
-    def body(self) -> ItemCondition | ResultCondition | DeploymentCondition:
+    def body(self) -> ItemCondition | ResultCondition | DeploymentCondition | ChangeCondition:
         """The condition's body (the model under its one key)."""
-        body = self.item or self.result or self.deployment
+        body = self.item or self.result or self.deployment or self.change
         assert body is not None  # guaranteed by _exactly_one
         return body
 
@@ -250,6 +282,9 @@ class SignalDefinition(_Strict):
                 for key in ("mentions_all", "mentions_any"):
                     for j, ent in enumerate(getattr(body, key) or []):
                         yield f"{base}.{key}[{j}]", ent
+            elif isinstance(body, ChangeCondition):
+                # A change names a fact, which a later import may create: it is not checked as an entity.
+                continue
             else:
                 keys = (
                     ("chip", "baseline", "model", "benchmark", "reported_by_not")

@@ -25,7 +25,10 @@ from sqlalchemy import delete, select
 from sqlmodel import Session
 
 from chipwatch.kit.time import utcnow
+from chipwatch.knowledge.events import change_listeners
+from chipwatch.knowledge.models import FactChange
 from chipwatch.knowledge.service import fact_listeners, facts_listeners
+from chipwatch.signals.change_matches import change_findings, changes_for_signal
 from chipwatch.signals.deadlines import evaluate_deadlines
 from chipwatch.signals.fact_matches import FACT_TABLES, fact_findings, facts_for_signal
 from chipwatch.signals.item_matches import ITEM_BATCH, item_findings, items_by_id, items_for_signal
@@ -35,6 +38,7 @@ from chipwatch.signals.rules import compile_signals
 from chipwatch.signals.rules_cache import compiled_rules, definition_of, entities_for
 
 __all__ = [
+    "evaluate_changes",
     "evaluate_fact",
     "evaluate_facts",
     "evaluate_items",
@@ -102,6 +106,20 @@ def evaluate_facts(
     return report
 
 
+def evaluate_changes(
+    *, session: Session, rows: Sequence[FactChange], now: datetime | None = None
+) -> EvaluationReport:
+    """Match one recorded change of a fact (its flushed history rows) against every signal's change
+    conditions (e.g. "a chip's TDP changed"); record evidence and move the signals it decides."""
+    report = EvaluationReport()
+    rules = compiled_rules(session=session)
+    if not rows or not rules.watches_changes:
+        return report
+    now = now if now is not None else utcnow()
+    record_and_settle(session, change_findings(rules, [rows], report), now, report)
+    return report
+
+
 def evaluate_signal(
     *,
     session: Session,
@@ -130,6 +148,7 @@ def evaluate_signal(
     found = item_findings(rules, items_for_signal(session, defn), report)
     for ref_kind, row in facts_for_signal(session, defn):
         found.extend(fact_findings(session, rules, ref_kind, row, report))
+    found.extend(change_findings(rules, changes_for_signal(session, defn), report))
     if drop_unmatched:
         _drop_unmatched_evidence(session, signal_id, {f.key for f in found})
     record_and_settle(session, found, now, report)
@@ -182,14 +201,21 @@ def _on_facts_written(session: Session, kind: str, rows: Sequence[Any]) -> None:
     evaluate_facts(session=session, kind=kind, rows=rows)
 
 
-def register_fact_listener() -> None:
-    """Evaluate signals whenever the knowledge base writes a result or deployment.
+def _on_fact_changed(session: Session, rows: Sequence[FactChange]) -> None:
+    evaluate_changes(session=session, rows=rows)
 
-    Subscribes ``evaluate_fact`` to ``chipwatch.knowledge.service.fact_listeners`` and ``evaluate_facts``
-    to its batch ``facts_listeners`` (dataset imports); calling it again changes nothing. ``create_app``
-    and the CLI call it at start-up (importing this module does not).
+
+def register_fact_listener() -> None:
+    """Evaluate signals whenever the knowledge base writes a result or deployment, or a fact changes.
+
+    Subscribes ``evaluate_fact`` to ``chipwatch.knowledge.service.fact_listeners``, ``evaluate_facts``
+    to its batch ``facts_listeners`` (dataset imports) and ``evaluate_changes`` to
+    ``chipwatch.knowledge.events.change_listeners`` (every announced change); calling it again changes
+    nothing. ``create_app`` and the CLI call it at start-up (importing this module does not).
     """
     if _on_fact_written not in fact_listeners:
         fact_listeners.append(_on_fact_written)
     if _on_facts_written not in facts_listeners:
         facts_listeners.append(_on_facts_written)
+    if _on_fact_changed not in change_listeners:
+        change_listeners.append(_on_fact_changed)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from chipwatch.kit.time import as_utc
 from chipwatch.signals.definition import (
+    ChangeCondition,
     DefinitionError,
     DeploymentCondition,
     ItemCondition,
@@ -29,6 +30,7 @@ from chipwatch.signals.definition import (
     ResultCondition,
     SignalDefinition,
 )
+from chipwatch.signals.fact_conditions import ChangeView, check_change, named_constraints
 from chipwatch.text.entities import Entity, EntityMatcher
 from chipwatch.text.normalize import map_span, normalize_with_offsets
 from chipwatch.text.numbers import Quantity, extract_from_normalized, quantity_matches, unit_family
@@ -36,6 +38,7 @@ from chipwatch.text.phrases import PhraseSet, canonical
 from chipwatch.vocab.status import Side
 
 __all__ = [
+    "ChangeView",
     "CompiledRules",
     "FactView",
     "ItemView",
@@ -127,7 +130,7 @@ class _FactRule:
     signal_id: str
     side: Side
     index: int
-    condition: ResultCondition | DeploymentCondition
+    condition: ResultCondition | DeploymentCondition | ChangeCondition
 
 
 def _terms(values: list[str] | None) -> tuple[tuple[str, _TermKey], ...]:
@@ -185,6 +188,7 @@ class CompiledRules:
         self.signal_ids: tuple[str, ...] = tuple(d.id for d in defs)
         self._item_rules: list[_ItemRule] = []
         self._fact_rules: list[_FactRule] = []
+        self._change_rules: list[_FactRule] = []
         self._touching: dict[str, set[str]] = {}
         used: set[str] = set()
         term_phrases: list[tuple[str, bool, Hashable]] = []
@@ -199,6 +203,8 @@ class CompiledRules:
                     for _written, key in rule.terms_all + rule.terms_any + rule.terms_none:
                         term_phrases.append((key[0], key[1], key))
                     self._item_rules.append(rule)
+                elif cond.change is not None:
+                    self._change_rules.append(_FactRule(defn.id, side, index, cond.change))
                 else:
                     body = cond.result if cond.result is not None else cond.deployment
                     assert body is not None
@@ -381,8 +387,14 @@ class CompiledRules:
     # ------------------------------------------------------------------ facts
 
     def match_fact(self, fact: FactView) -> list[Match]:
-        """Every result or deployment condition of every signal that ``fact`` satisfies, in signal order."""
-        matches = []
+        """Every result or deployment condition of every signal that ``fact`` satisfies, in signal order.
+
+        A fact a dataset's newer version retired, or an analyst retracted, is no longer current and
+        satisfies nothing (evidence it gave before stays).
+        """
+        matches: list[Match] = []
+        if fact.fields.get("retired_at") is not None or fact.fields.get("retracted_at") is not None:
+            return matches
         for rule in self._fact_rules:
             cond = rule.condition
             if fact.kind == "result" and isinstance(cond, ResultCondition):
@@ -391,6 +403,21 @@ class CompiledRules:
                 reason = _check_deployment(cond, fact)
             else:
                 continue
+            if reason is not None:
+                matches.append(Match(rule.signal_id, rule.side, rule.index, reason))
+        return matches
+
+
+    @property
+    def watches_changes(self) -> bool:
+        """True when some signal has a change condition (else changes need not be read)."""
+        return bool(self._change_rules)
+
+    def match_change(self, change: ChangeView) -> list[Match]:
+        """Every change condition of every signal that ``change`` satisfies, in signal order."""
+        matches = []
+        for rule in self._change_rules:
+            reason = check_change(rule.condition, change)  # type: ignore[arg-type]
             if reason is not None:
                 matches.append(Match(rule.signal_id, rule.side, rule.index, reason))
         return matches
@@ -448,6 +475,10 @@ def _check_result(cond: ResultCondition, fact: FactView) -> str | None:
         if f.get("verification") not in cond.verification:
             return None
         parts.append(f"verification {f.get('verification')}")
+    named = named_constraints(cond, f)
+    if named is None:
+        return None
+    parts.extend(named)
     if cond.reported_by_not is not None:
         # Whoever produced the figure at its stated level: the reproducer when there is one.
         reporter = f.get("reproduced_by") or f.get("reported_by")

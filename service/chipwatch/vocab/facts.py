@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+FactKind = Literal[
+    "vendors", "chips", "models", "benchmarks", "results", "funding-rounds", "deployments", "claims"
+]
+"""A knowledge-base kind as the API path names it (``/v1/{kind}/{id}``)."""
+
 FactAction = Literal["created", "updated", "retired", "restored", "retracted"]
 ChangeCause = Literal["seed", "api", "import", "candidate"]
 

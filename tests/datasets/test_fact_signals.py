@@ -1,0 +1,110 @@
+"""Signals over knowledge-base facts, evaluated when a dataset is imported as when items arrive: a
+deployment of a chip at a power and status, an MLPerf closed result for a chip on a model, a chip's
+TDP that changed."""
+
+from __future__ import annotations
+
+from tests.fixtures.corpus import requires_corpus
+from tests.fixtures.imports import CLUSTERS, EPOCH_NEW, EPOCH_OLD, MLPERF_V51, import_corpus
+
+pytestmark = requires_corpus
+
+
+def _signal(client, headers, signal_id: str, subjects: list[str], condition: dict) -> None:
+    body = {
+        "id": signal_id,
+        "question": f"{signal_id}?",
+        "opened_on": "2026-01-01",
+        "review": "auto",
+        "subjects": subjects,
+        "yes_when": [condition],
+    }
+    r = client.post("/v1/signals", json=body, headers=headers)
+    assert r.status_code == 201, r.text
+    assert r.json()["status"] == "open"
+
+
+def _state(client, signal_id: str) -> tuple[str, str | None, list[dict]]:
+    body = client.get(f"/v1/signals/{signal_id}").json()
+    return body["status"], body["outcome"], body["evidence"]
+
+
+def test_a_deployment_of_a_chip_at_power_and_status_resolves_on_import(client, admin_headers):
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    condition = {
+        "deployment": {"chip": "nvidia-h100-sxm5-80gb", "capacity_mw_gte": 100, "status": "operational"}
+    }
+    _signal(client, admin_headers, "h100-100mw-operational", ["nvidia-h100-sxm5-80gb"], condition)
+    import_corpus("epoch-gpu-clusters", CLUSTERS)
+    status, outcome, evidence = _state(client, "h100-100mw-operational")
+    assert (status, outcome) == ("resolved", "yes")
+    assert evidence and all(e["ref_kind"] == "deployment" for e in evidence)
+    reasons = " ".join(e["reason"] for e in evidence)
+    assert "status operational" in reasons and "capacity 150 MW >= 100 MW" in reasons  # Colossus Phase 1
+
+
+def test_a_planned_deployment_does_not_satisfy_operational(client, admin_headers):
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    # Epoch's only GB200 clusters over 1 GW are planned (Colossus 2 Phase 2: 1409 MW)
+    condition = {"deployment": {"chip": "gb200", "capacity_mw_gte": 1000, "status": "operational"}}
+    _signal(client, admin_headers, "gb200-gw-operational", ["gb200"], condition)
+    import_corpus("epoch-gpu-clusters", CLUSTERS)
+    assert _state(client, "gb200-gw-operational")[:2] == ("open", None)
+
+
+def test_an_mlperf_closed_result_for_a_chip_on_a_model(client, admin_headers):
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    condition = {
+        "result": {
+            "chip": "amd-instinct-mi300x",
+            "benchmark": "mlperf-inference",
+            "division": "closed",
+            "model_name": "llama2-70b-99",
+        }
+    }
+    _signal(client, admin_headers, "mi300x-mlperf-closed-llama", ["amd-instinct-mi300x"], condition)
+    open_only = {
+        "result": {
+            "chip": "amd-instinct-mi355x",
+            "benchmark": "mlperf-inference",
+            "division": "closed",
+            "model_name": "llama2-70b-99",
+        }
+    }
+    _signal(client, admin_headers, "mi355x-mlperf-closed-llama", ["amd-instinct-mi355x"], open_only)
+    import_corpus("mlperf-inference-summary", MLPERF_V51)
+    status, outcome, evidence = _state(client, "mi300x-mlperf-closed-llama")
+    assert (status, outcome) == ("resolved", "yes")
+    assert {e["ref_kind"] for e in evidence} == {"result"}
+    assert "closed division" in evidence[0]["reason"] and "model llama2-70b-99" in evidence[0]["reason"]
+    # The MI355X ran llama2-70b-99 in the open division only (5.1-0098): no closed result, still open.
+    assert _state(client, "mi355x-mlperf-closed-llama")[:2] == ("open", None)
+
+
+def test_a_chip_tdp_change_resolves_a_change_condition(client, admin_headers):
+    import_corpus("epoch-ml-hardware", EPOCH_OLD)
+    tdp = {"change": {"kind": "chips", "fact": "google-tpu-v7-ironwood", "fields": ["nominal_power_w"]}}
+    _signal(client, admin_headers, "tpu-v7-tdp-changed", ["google-tpu"], tdp)
+    b200 = {"change": {"kind": "chips", "fact": "nvidia-b200", "fields": ["nominal_power_w"]}}
+    _signal(client, admin_headers, "b200-tdp-changed", ["gb200"], b200)
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    status, outcome, evidence = _state(client, "tpu-v7-tdp-changed")
+    assert (status, outcome) == ("resolved", "yes")
+    (piece,) = evidence
+    assert piece["ref_kind"] == "change"
+    assert piece["reason"] == "chips google-tpu-v7-ironwood nominal_power_w 980 -> 960 (import)"
+    assert _state(client, "b200-tdp-changed")[:2] == ("open", None)  # its TDP is the same in both exports
+
+
+def test_a_change_condition_is_refused_naming_the_field(client, admin_headers):
+    body = {
+        "id": "bad-change",
+        "question": "?",
+        "opened_on": "2026-01-01",
+        "review": "auto",
+        "subjects": ["gb200"],
+        "yes_when": [{"change": {"kind": "gpus", "fields": ["nominal_power_w"]}}],
+    }
+    r = client.post("/v1/signals", json=body, headers=admin_headers)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["field"] == "yes_when[0].change.kind"
