@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from chipwatch.signals.schemas import SignalPublic
@@ -77,3 +79,57 @@ class Scorecard(BaseModel):
     models: list[ModelCard]
     other_results: list[ResultView]
     as_of: str
+
+
+class LeaderboardResult(BaseModel):
+    """The result behind a leaderboard entry, with its provenance: the dataset, its version (sha256),
+    the row key and link in the dataset, the import that wrote it, and its verification."""
+
+    id: str
+    metric: str
+    value: float | None
+    unit: str | None
+    model_label: str | None
+    models: list[str]
+    scenario: str | None
+    system: str | None
+    submitter: str | None
+    division: str | None
+    availability: str | None
+    accelerator_count: int | None
+    power_w: float | None
+    verification: Verification
+    witnessed_by: str | None
+    reported_by: str | None
+    link: str | None
+    dataset: str | None
+    dataset_version: str | None
+    row_key: str | None
+    import_id: int | None
+    source_id: str | None
+
+
+class LeaderboardEntry(BaseModel):
+    """One chip's best figure: ``derived`` (name, value, unit, formula, inputs, ``derived: true``) when the
+    metric is computed rather than stated; ``results_considered`` is how many of its results counted."""
+
+    rank: int
+    chip: str
+    chip_name: str | None
+    vendor: str | None
+    value: float
+    unit: str | None
+    derived: dict[str, Any] | None
+    results_considered: int
+    result: LeaderboardResult
+
+
+class Leaderboard(BaseModel):
+    """The best result per chip, best first (``order``: descending, or ascending for latencies)."""
+
+    benchmark: str
+    model: str | None
+    scenario: str | None
+    metric: str
+    order: str
+    entries: list[LeaderboardEntry]
