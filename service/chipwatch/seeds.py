@@ -40,6 +40,7 @@ from chipwatch.kit.schema_errors import SchemaProblem, describe, field_path
 from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.models import (
     DATASET_PROVENANCE_FIELDS,
+    RETRACTION_FIELDS,
     Benchmark,
     Chip,
     Claim,
@@ -214,9 +215,11 @@ class _Kind:
 
 
 def _table_columns(model: type[SQLModel]) -> tuple[str, ...]:
-    # Dataset provenance belongs to imports: a re-seed must not clear what an import recorded.
+    # Dataset provenance belongs to imports, a retraction to the analyst: a re-seed must not clear what an
+    # import recorded, nor bring back a fact an analyst withdrew.
     table = model.__table__  # type: ignore[attr-defined]
-    names = [c.name for c in table.columns if c.name not in DATASET_PROVENANCE_FIELDS]
+    kept = (*DATASET_PROVENANCE_FIELDS, *RETRACTION_FIELDS)
+    names = [c.name for c in table.columns if c.name not in kept]
     return ("id", *(n for n in names if n != "id"))
 
 

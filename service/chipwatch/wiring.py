@@ -4,6 +4,7 @@ Producers know nothing of their consumers: the knowledge base and the sources ca
 were registered here, so neither imports the signals domain.
 
 * a fact written to the knowledge base (API or seed) -> signal evaluation of that fact;
+* a fact retracted -> signals it decided are evaluated again; an entity a signal names is not retracted;
 * items stored by a feed check -> signal evaluation of those items;
 * the metrics registry -> the queue-depth gauge, read from the domains' tables at scrape time.
 
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 from chipwatch.queue_depth import register_queue_depth
 from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
+from chipwatch.signals.retraction import register_retraction_listener
 from chipwatch.sources.hooks import on_items_stored
 
 
 def wire() -> None:
     """Register every cross-domain listener; calling it again registers nothing twice."""
     register_fact_listener()
+    register_retraction_listener()
     on_items_stored(evaluate_items)
     register_queue_depth()

@@ -63,6 +63,7 @@ def record_change(
     actor: str | None = None,
     at: datetime | None = None,
     announce: bool = True,
+    detail: Any = None,
 ) -> list[FactChange]:
     """Record one change of the ``kind`` fact ``fact_id``; returns the flushed history rows.
 
@@ -70,7 +71,8 @@ def record_change(
     ``changes`` (``{field: (old, new)}``; values are stored as JSON; a field may name one key of a JSON
     column as ``attributes.<key>``) and records nothing when it is empty; the other actions ignore
     ``changes``. With ``announce`` (default) every action but ``created`` also writes one
-    ``fact.changed`` event. Raises KeyError for an unknown ``kind`` and
+    ``fact.changed`` event. ``detail`` is kept as the ``new_value`` of a whole-fact action (a
+    retraction's reason). Raises KeyError for an unknown ``kind`` and
     ValueError for an ``updated`` change of a field the table does not have.
     """
     table = KB_TABLES[kind]
@@ -87,7 +89,7 @@ def record_change(
             for name, (old, new) in (changes or {}).items()
         ]
     else:
-        rows = [FactChange(**common)]
+        rows = [FactChange(**common, new_value=plain(detail))]
     if not rows:
         return []
     session.add_all(rows)

@@ -84,6 +84,18 @@ DATASET_PROVENANCE_FIELDS: tuple[str, ...] = tuple(DatasetProvenance.model_field
 """Columns only imports write; seed loads and API bodies leave them alone."""
 
 
+class Retraction(SQLModel):
+    """An analyst's withdrawal of a wrong fact (``DELETE /v1/{kind}/{id}``): the row is kept, with when
+    and why, hidden from lists and from matching; its history records the retraction."""
+
+    retracted_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    retraction_reason: str | None = Field(default=None, sa_type=Text, description="why it was withdrawn")
+
+
+RETRACTION_FIELDS: tuple[str, ...] = tuple(Retraction.model_fields)
+"""Columns only a retraction (and its undoing) writes; never accepted in a create or patch body."""
+
+
 # ---------------------------------------------------------------- vendors
 class VendorBase(Entity, Provenance):
     kinds: list[str] = Field(default_factory=list, sa_type=JSON, description="e.g. chip_maker, model_lab")
@@ -93,7 +105,7 @@ class VendorBase(Entity, Provenance):
     people: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
 
 
-class Vendor(VendorBase, table=True):
+class Vendor(VendorBase, Retraction, table=True):
     __tablename__ = "vendors"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -104,18 +116,18 @@ class ChipBase(Entity, Provenance):
     kind: str = Field(default="chip", max_length=20, description="chip | system | soc | accelerator")
     platform: str | None = Field(default=None, max_length=64, description="chip id of the platform")
     memory_type: str | None = Field(default=None, max_length=32)
-    memory_capacity_gb: float | None = Field(default=None, sa_type=Float)
-    memory_bandwidth_tb_s: float | None = Field(default=None, sa_type=Float)
-    nominal_power_w: float | None = Field(default=None, sa_type=Float)
-    sustained_power_w_max: float | None = Field(default=None, sa_type=Float)
-    process_nm: float | None = Field(default=None, sa_type=Float)
+    memory_capacity_gb: float | None = Field(default=None, sa_type=Float, ge=0)
+    memory_bandwidth_tb_s: float | None = Field(default=None, sa_type=Float, ge=0)
+    nominal_power_w: float | None = Field(default=None, sa_type=Float, ge=0)
+    sustained_power_w_max: float | None = Field(default=None, sa_type=Float, ge=0)
+    process_nm: float | None = Field(default=None, sa_type=Float, gt=0)
     released_on: date | None = None
     released_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
     status: str | None = Field(default=None, max_length=64)
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Chip(ChipBase, DatasetProvenance, table=True):
+class Chip(ChipBase, DatasetProvenance, Retraction, table=True):
     __tablename__ = "chips"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -123,14 +135,16 @@ class Chip(ChipBase, DatasetProvenance, table=True):
 # ---------------------------------------------------------------- models
 class ModelBase(Entity, Provenance):
     developer_id: str | None = Field(default=None, foreign_key="vendors.id", index=True)
-    parameters_b: float | None = Field(default=None, sa_type=Float, description="billions of parameters")
+    parameters_b: float | None = Field(
+        default=None, sa_type=Float, ge=0, description="billions of parameters"
+    )
     open_weights: bool | None = None
     released_on: date | None = None
     released_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Model(ModelBase, table=True):
+class Model(ModelBase, Retraction, table=True):
     __tablename__ = "models"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -143,7 +157,7 @@ class BenchmarkBase(Entity, Provenance):
     url: str | None = None
 
 
-class Benchmark(BenchmarkBase, table=True):
+class Benchmark(BenchmarkBase, Retraction, table=True):
     __tablename__ = "benchmarks"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -164,9 +178,9 @@ class ResultBase(Provenance):
     unit: str | None = Field(default=None, max_length=32)
     baseline_value: float | None = Field(default=None, sa_type=Float)
     operating_point: str | None = Field(default=None, max_length=64)
-    interactivity_tok_s_user: float | None = Field(default=None, sa_type=Float)
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    interactivity_tok_s_user: float | None = Field(default=None, sa_type=Float, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
     precision: str | None = Field(default=None, max_length=16)
     software: str | None = Field(default=None, max_length=200)
     speculative_decoding: bool | None = None
@@ -176,7 +190,7 @@ class ResultBase(Provenance):
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Result(ResultBase, DatasetProvenance, table=True):
+class Result(ResultBase, DatasetProvenance, Retraction, table=True):
     __tablename__ = "results"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -186,9 +200,11 @@ class FundingRoundBase(Provenance):
     vendor_id: str = Field(foreign_key="vendors.id", index=True, description="the company funded or bought")
     round_type: str = Field(max_length=32, description="seed | series | strategic | acquisition | ...")
     acquirer_id: str | None = Field(default=None, max_length=64)
-    amount: float | None = Field(default=None, sa_type=Float, description="in currency units, not millions")
+    amount: float | None = Field(
+        default=None, sa_type=Float, ge=0, description="in currency units, not millions"
+    )
     currency: str | None = Field(default=None, max_length=3)
-    post_money_valuation: float | None = Field(default=None, sa_type=Float)
+    post_money_valuation: float | None = Field(default=None, sa_type=Float, ge=0)
     valuation_comparator: Comparator = Field(default="eq", sa_type=String(10))
     announced_on: date | None = None
     announced_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
@@ -196,7 +212,7 @@ class FundingRoundBase(Provenance):
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class FundingRound(FundingRoundBase, DatasetProvenance, table=True):
+class FundingRound(FundingRoundBase, DatasetProvenance, Retraction, table=True):
     __tablename__ = "funding_rounds"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -207,17 +223,17 @@ class DeploymentBase(Provenance):
     system_label: str | None = Field(default=None, max_length=200)
     operator_id: str | None = Field(default=None, max_length=64)
     status: str = Field(default="planned", max_length=32, description="vocab.facts.DeploymentStatus")
-    capacity_mw: float | None = Field(default=None, sa_type=Float, description="reached, in MW")
-    capacity_mw_target: float | None = Field(default=None, sa_type=Float)
+    capacity_mw: float | None = Field(default=None, sa_type=Float, ge=0, description="reached, in MW")
+    capacity_mw_target: float | None = Field(default=None, sa_type=Float, ge=0)
     target_on: date | None = None
     target_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
-    units_min: int | None = None
-    units_max: int | None = None
+    units_min: int | None = Field(default=None, ge=0)
+    units_max: int | None = Field(default=None, ge=0)
     scale: str | None = Field(default=None, max_length=200, description="qualitative scale when no figure")
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
 
-class Deployment(DeploymentBase, DatasetProvenance, table=True):
+class Deployment(DeploymentBase, DatasetProvenance, Retraction, table=True):
     __tablename__ = "deployments"
     id: str = Field(primary_key=True, max_length=64)
 
@@ -236,7 +252,7 @@ class ClaimBase(Provenance):
     baseline_value: float | None = Field(default=None, sa_type=Float)
 
 
-class Claim(ClaimBase, table=True):
+class Claim(ClaimBase, Retraction, table=True):
     __tablename__ = "claims"
     id: str = Field(primary_key=True, max_length=64)
 

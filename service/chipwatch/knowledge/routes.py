@@ -1,4 +1,5 @@
-"""Knowledge-base endpoints: list (filters, cursor pages), detail, create and patch for every kind.
+"""Knowledge-base endpoints: list (filters, cursor pages), detail, create, patch, retract (DELETE) and
+restore for every kind.
 
 The eight kinds share one shape, so their routes are built from the service's table of filters rather
 than written eight times; each still gets its own typed parameters, models and docs in the OpenAPI
@@ -15,10 +16,11 @@ from fastapi import APIRouter, Depends, Path, Query
 from sqlmodel import Session
 
 from chipwatch.kit.auth import AdminDep, require_reader
-from chipwatch.kit.errors import Conflict, NotFound, invalid
+from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.sessions import ReadSession, WriteSession
-from chipwatch.knowledge import service
+from chipwatch.knowledge import retraction, service
+from chipwatch.knowledge.checks import Invalid
 from chipwatch.knowledge.schemas import API_MODELS
 from chipwatch.knowledge.service import FILTERS, Filter
 from chipwatch.vocab.slugs import SLUG, SLUG_MAX_LENGTH
@@ -40,17 +42,26 @@ LABELS = {
 
 @contextmanager
 def _problems(kind: str) -> Iterator[None]:
-    """Service refusals as problems: 404 unknown row, 409 taken id, 422 bad reference or value."""
+    """Service refusals as problems: 404 unknown row; 409 taken id, a change to a retracted fact, a
+    retraction that is done already or still referenced; 422 listing every bad reference or value."""
     try:
         yield
     except service.RowNotFound as exc:
         raise NotFound(LABELS[kind], exc.id_) from exc
-    except service.DuplicateId as exc:
+    except (service.DuplicateId, service.FactRetracted, retraction.AlreadyRetracted, retraction.NotRetracted,
+            retraction.StillReferenced) as exc:
         raise Conflict(str(exc)) from exc
-    except service.UnknownReference as exc:
-        raise invalid(exc.field, f"no {exc.kind} with id {exc.ref_id!r}") from exc
-    except service.InvalidValue as exc:
-        raise invalid(exc.field, exc.message) from exc
+    except Invalid as exc:
+        errors = [{"field": field, "message": message} for field, message in exc.problems]
+        raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
+
+
+RetractedQ = Query(
+    False,
+    description="true: only the facts an analyst retracted (each with retracted_at and retraction_reason); "
+    "default false: the facts in force",
+)
+ReasonQ = Query(None, max_length=retraction.MAX_REASON_CHARS, description="why the fact is withdrawn")
 
 
 def _query_for(flt: Filter) -> tuple[Any, Any]:
@@ -71,9 +82,11 @@ def _add_list_route(kind: str) -> None:
     filters = FILTERS[kind]
     public = API_MODELS[kind][2]
 
-    def list_endpoint(session: Session, limit: int, cursor: str | None, **params: Any):
+    def list_endpoint(session: Session, limit: int, cursor: str | None, retracted: bool, **params: Any):
         with _problems(kind):
-            return service.list_rows(session=session, kind=kind, values=params, cursor=cursor, limit=limit)
+            return service.list_rows(
+                session=session, kind=kind, values=params, cursor=cursor, limit=limit, retracted=retracted
+            )
 
     params = [
         inspect.Parameter(
@@ -81,6 +94,7 @@ def _add_list_route(kind: str) -> None:
         ),
         inspect.Parameter("limit", inspect.Parameter.KEYWORD_ONLY, default=LimitQ, annotation=int),
         inspect.Parameter("cursor", inspect.Parameter.KEYWORD_ONLY, default=CursorQ, annotation=str | None),
+        inspect.Parameter("retracted", inspect.Parameter.KEYWORD_ONLY, default=RetractedQ, annotation=bool),
     ]
     for flt in filters:
         annotation, default = _query_for(flt)
@@ -156,6 +170,47 @@ def _add_item_routes(kind: str) -> None:
     )
 
 
+def _add_retraction_routes(kind: str) -> None:
+    public = API_MODELS[kind][2]
+    label = LABELS[kind]
+    id_path = Path(..., max_length=64, description=f"{label} id")
+
+    def delete_endpoint(id: str = id_path, reason: str | None = ReasonQ, session: Session = WriteSession):
+        with _problems(kind):
+            return retraction.retract_row(session=session, kind=kind, id_=id, reason=reason)
+
+    def restore_endpoint(id: str = id_path, session: Session = WriteSession):
+        with _problems(kind):
+            return retraction.restore_row(session=session, kind=kind, id_=id)
+
+    slug = kind.replace("-", "_")
+    router.add_api_route(
+        f"/{kind}/{{id}}",
+        delete_endpoint,
+        methods=["DELETE"],
+        response_model=public,
+        dependencies=[AdminDep],
+        name=f"retract_{slug}",
+        summary=f"Retract a {label} (admin): kept with retracted_at and the reason, never deleted",
+        description="The row leaves the lists (see them with `?retracted=true`) and the matchers; its "
+        "history records the retraction with its cause and a `fact.changed` event announces it; a signal "
+        "whose status rests on it alone is re-evaluated. 409 when already retracted, or when facts in "
+        "force still name it (they are listed). Undo with `POST .../restore`.",
+        tags=["knowledge"],
+    )
+    router.add_api_route(
+        f"/{kind}/{{id}}/restore",
+        restore_endpoint,
+        methods=["POST"],
+        response_model=public,
+        dependencies=[AdminDep],
+        name=f"restore_{slug}",
+        summary=f"Put a retracted {label} back in force (admin; 409 when it is not retracted)",
+        tags=["knowledge"],
+    )
+
+
 for _kind in FILTERS:
     _add_list_route(_kind)
     _add_item_routes(_kind)
+    _add_retraction_routes(_kind)

@@ -4,15 +4,23 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field as PField
 from pydantic import create_model
+from pydantic.fields import FieldInfo
 from sqlmodel import SQLModel
 
-from chipwatch.knowledge.models import DATASET_PROVENANCE_FIELDS, KB_TABLES
+from chipwatch.knowledge.models import DATASET_PROVENANCE_FIELDS, KB_TABLES, RETRACTION_FIELDS
 from chipwatch.vocab.facts import ChangeCause, FactAction
 from chipwatch.vocab.slugs import SLUG, SLUG_MAX_LENGTH
+
+
+def _nullable(info: FieldInfo) -> Any:
+    """The field's type made optional, keeping its bounds: a patch obeys the create body's lengths and
+    non-negative amounts."""
+    optional = info.annotation | None
+    return Annotated[optional, *info.metadata] if info.metadata else optional
 
 
 def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], type[SQLModel]]:
@@ -25,15 +33,16 @@ def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], 
     id_field = (str, PField(pattern=SLUG, max_length=SLUG_MAX_LENGTH, description="readable slug id"))
     strict = type(f"{name}Strict", (base,), {"model_config": {**base.model_config, "extra": "forbid"}})
     create = create_model(f"{name}Create", __base__=strict, id=id_field)
-    # Dataset provenance is read-only: shown on the facts that have it, never accepted in a body.
+    # Dataset provenance and retraction are read-only: shown on the facts that have them, never accepted
+    # in a body.
     imported = {
         fname: (info.annotation, info)
         for fname, info in table.model_fields.items()
-        if fname in DATASET_PROVENANCE_FIELDS
+        if fname in DATASET_PROVENANCE_FIELDS or fname in RETRACTION_FIELDS
     }
     public = create_model(f"{name}Public", __base__=base, id=(str, ...), **imported)
     optional = {
-        fname: (info.annotation | None, PField(default=None, description=info.description))
+        fname: (_nullable(info), PField(default=None, description=info.description))
         for fname, info in base.model_fields.items()
     }
     update = create_model(f"{name}Update", __config__={"extra": "forbid"}, **optional)

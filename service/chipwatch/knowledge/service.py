@@ -10,9 +10,9 @@ from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
 from chipwatch.kit.pagination import keyset_page
+from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
-from chipwatch.knowledge.models import KB_TABLES, Vendor
-from chipwatch.vocab.entities import ENTITY_COLLECTIONS
+from chipwatch.knowledge.models import KB_TABLES
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
 fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
@@ -21,16 +21,12 @@ fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
 facts_listeners: list[Callable[[Session, str, Sequence[SQLModel]], None]] = []
 
 
-class UnknownReference(ValueError):
-    """A field names an id that is not in the knowledge base."""
-
-    def __init__(self, field: str, ref_id: str, kind: str) -> None:
-        super().__init__(f"{field}: no {kind} with id {ref_id!r}")
-        self.field, self.ref_id, self.kind = field, ref_id, kind
-
-
 class DuplicateId(ValueError):
     """A create names an id that exists already."""
+
+
+class FactRetracted(ValueError):
+    """A change to a retracted fact (restore it first)."""
 
 
 class RowNotFound(LookupError):
@@ -119,97 +115,41 @@ FILTERS: dict[str, list[Filter]] = {
 """API path segment -> the list filters its ``GET`` accepts, as query parameters."""
 
 
-# Columns that name other entities, checked on create/update: column -> (kind, is_list).
-REFERENCES: dict[str, tuple[str, bool]] = {
-    "vendor_id": ("vendors", False),
-    "owner_id": ("vendors", False),
-    "developer_id": ("vendors", False),
-    "acquirer_id": ("vendors", False),
-    "reported_by": ("vendors", False),
-    "witnessed_by": ("vendors", False),
-    "reproduced_by": ("vendors", False),
-    "operator_id": ("vendors", False),
-    "chip_id": ("chips", False),
-    "chip_ids": ("chips", True),
-    "baseline_ids": ("chips", True),
-    "model_ids": ("models", True),
-    "benchmark_id": ("benchmarks", False),
-    "subject_ids": (None, True),  # any entity kind
-}
-
-
-def entity_exists(*, session: Session, kind: str | None, id_: str) -> bool:
-    """True when ``id_`` is a row of ``kind`` (any named entity kind when ``kind`` is None)."""
-    kinds = tuple(ENTITY_COLLECTIONS.values()) if kind is None else (kind,)
-    return any(session.get(KB_TABLES[k], id_) is not None for k in kinds)
-
-
-class InvalidValue(ValueError):
-    """A field's value is not acceptable (a required field set to null, an oversize alias)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
-
-
-MAX_ALIAS_CHARS = 200  # the same bound the matcher applies (signals.rules.MAX_PHRASE_CHARS)
-
-
-def check_values(*, kind: str, data: dict[str, Any]) -> None:
-    """Raise :class:`InvalidValue` for a null in a required column or an empty or oversize alias."""
-    table = KB_TABLES[kind]
-    for field, value in data.items():
-        column = table.__table__.columns.get(field)
-        if value is None and column is not None and not column.nullable:
-            raise InvalidValue(field, "must not be null")
-    for i, alias in enumerate(data.get("aliases") or []):
-        if not isinstance(alias, str) or not alias.strip() or len(alias) > MAX_ALIAS_CHARS:
-            message = f"must be non-empty text of at most {MAX_ALIAS_CHARS} characters"
-            raise InvalidValue(f"aliases[{i}]", message)
-
-
-def _source_exists(session: Session, source_id: str) -> bool:
-    # Followed through the provenance column's foreign key, so the knowledge base names no table of
-    # the sources domain (which reads the entity tables for mention matching).
-    (fk,) = Vendor.__table__.c.source_id.foreign_keys  # type: ignore[attr-defined]
-    return session.execute(select(fk.column).where(fk.column == source_id)).first() is not None
-
-
-def check_references(*, session: Session, data: dict[str, Any]) -> None:
-    """Raise :class:`UnknownReference` for the first field naming an unknown entity or source."""
-    for field, value in data.items():
-        if value is None:
-            continue
-        if field == "source_id":
-            if not _source_exists(session, value):
-                raise UnknownReference(field, value, "source")
-            continue
-        ref = REFERENCES.get(field)
-        if ref is None:
-            continue
-        kind, is_list = ref
-        for ref_id in value if is_list else [value]:
-            if not entity_exists(session=session, kind=kind, id_=ref_id):
-                raise UnknownReference(field, ref_id, kind or "entity")
+def _like_literal(value: str) -> str:
+    # The filter value is matched as written: %, _ and the escape character itself are no wildcards.
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def list_rows(
-    *, session: Session, kind: str, values: dict[str, Any], cursor: str | None, limit: int
+    *,
+    session: Session,
+    kind: str,
+    values: dict[str, Any],
+    cursor: str | None,
+    limit: int,
+    retracted: bool = False,
 ) -> dict[str, Any]:
     """One page of ``kind`` rows ordered by id: ``{"items": [rows], "next_cursor": str | None}``.
 
     ``values`` maps the query parameters of :data:`FILTERS` to the value asked for (None: no filter).
-    Raises :class:`UnknownReference` when a reference filter names an unknown id, and a 422
-    :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
+    Facts in force are listed, or with ``retracted`` only the retracted ones. Raises
+    :class:`~chipwatch.knowledge.checks.Invalid` naming every reference filter that names an unknown
+    id, and a 422 :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
     table = KB_TABLES[kind]
-    stmt = select(table)
+    stmt = select(table).where(table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None))
+    unknown = [
+        (flt.param, f"no {flt.ref} with id {values[flt.param]!r}")
+        for flt in FILTERS[kind]
+        if flt.ref is not None and values.get(flt.param) is not None
+        and not entity_exists(session=session, kind=flt.ref, id_=values[flt.param], retracted=True)
+    ]
+    if unknown:
+        raise Invalid(unknown)
     for flt in FILTERS[kind]:
         value = values.get(flt.param)
         if value is None:
             continue
-        if flt.ref is not None and not entity_exists(session=session, kind=flt.ref, id_=value):
-            raise UnknownReference(flt.param, value, flt.ref)
         col = getattr(table, flt.column)
         if flt.mode == "retired":
             stmt = stmt.where(col.is_not(None) if value else col.is_(None))
@@ -219,7 +159,7 @@ def list_rows(
             stmt = stmt.where(col > value)
         elif flt.mode in ("contains", "kinds"):
             # JSON lists are stored as text on SQLite and json on PostgreSQL; both render '"id"' inside.
-            stmt = stmt.where(cast(col, String).like(f'%"{value}"%'))
+            stmt = stmt.where(cast(col, String).like(f'%"{_like_literal(value)}"%', escape="\\"))
         else:
             stmt = stmt.where(col == value)
     rows, next_cursor = keyset_page(session, stmt, keys=(table.id,), cursor=cursor, limit=limit)
@@ -235,13 +175,15 @@ def get_row(*, session: Session, kind: str, id_: str) -> SQLModel:
 
 
 def create_row(*, session: Session, kind: str, row_in: SQLModel) -> SQLModel:
-    """Insert a fact or entity; raises :class:`DuplicateId` or :class:`UnknownReference`."""
+    """Insert a fact or entity; raises :class:`DuplicateId`, or
+    :class:`~chipwatch.knowledge.checks.Invalid` listing every refused field."""
     table = KB_TABLES[kind]
     data = row_in.model_dump()
-    if session.get(table, data["id"]) is not None:
-        raise DuplicateId(f"a {kind} row with id {data['id']!r} exists already")
-    check_values(kind=kind, data=data)
-    check_references(session=session, data=data)
+    existing = session.get(table, data["id"])
+    if existing is not None:
+        retracted = " (retracted; restore it instead)" if existing.retracted_at is not None else ""
+        raise DuplicateId(f"a {kind} row with id {data['id']!r} exists already{retracted}")
+    check_row(session=session, kind=kind, data=data)
     row = table(**data)
     session.add(row)
     session.flush()
@@ -256,12 +198,16 @@ def update_row(*, session: Session, kind: str, id_: str, changes_in: SQLModel) -
     Every field whose value changes is recorded in the fact's history (cause ``api``) and announced
     by one ``fact.changed`` event; a patch that changes nothing records nothing.
 
-    Raises :class:`RowNotFound`, :class:`UnknownReference` or :class:`InvalidValue`.
+    Raises :class:`RowNotFound`, :class:`FactRetracted`, or
+    :class:`~chipwatch.knowledge.checks.Invalid` listing every refused field (ranges are checked on the
+    row as it would be after the change).
     """
     row = get_row(session=session, kind=kind, id_=id_)
+    if row.retracted_at is not None:
+        at = row.retracted_at.isoformat()
+        raise FactRetracted(f"{kind} {id_!r} was retracted at {at}; restore it first")
     changes = changes_in.model_dump(exclude_unset=True)
-    check_values(kind=kind, data=changes)
-    check_references(session=session, data=changes)
+    check_row(session=session, kind=kind, data=changes, merged={**row.model_dump(), **changes})
     changed = field_changes({key: getattr(row, key) for key in changes}, changes)
     for key, value in changes.items():
         setattr(row, key, value)

@@ -98,9 +98,14 @@ def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
     feeds = [s for s in sources.values() if s.enabled and s.url and s.kind in signals_service.FEED_KINDS]
     signals = list(session.scalars(select(Signal).order_by(Signal.id)))
     board = [signals_service.signal_summary(s, feeds) for s in signals]
-    headline = session.scalars(select(Result).where(Result.headline.is_(True)).order_by(Result.id)).all()
+    # Retracted facts are withdrawn: the board shows the facts in force only.
+    headline = session.scalars(
+        select(Result).where(Result.headline.is_(True), Result.retracted_at.is_(None)).order_by(Result.id)
+    ).all()
     funding = session.scalars(
-        select(FundingRound).order_by(FundingRound.announced_on.desc().nulls_last(), FundingRound.id)
+        select(FundingRound)
+        .where(FundingRound.retracted_at.is_(None))
+        .order_by(FundingRound.announced_on.desc().nulls_last(), FundingRound.id)
     ).all()[:funding_limit]
     counts: dict[str, int] = {"open": 0, "pending_review": 0, "resolved": 0}
     for s in signals:
@@ -137,7 +142,8 @@ def build_scorecard(*, session: Session, chip: str, baseline: str | None) -> dic
         if value is not None and session.get(Chip, value) is None:
             raise UnknownChip(field, value)
     sources = {s.id: s for s in session.scalars(select(Source))}
-    rows = [r for r in session.scalars(select(Result).order_by(Result.id)) if chip in r.chip_ids]
+    in_force = select(Result).where(Result.retracted_at.is_(None)).order_by(Result.id)
+    rows = [r for r in session.scalars(in_force) if chip in r.chip_ids]
     if baseline is not None:
         rows = [r for r in rows if baseline in r.baseline_ids or not r.baseline_ids]
     models: dict[str, dict[str, list[dict[str, Any]]]] = {}

@@ -66,17 +66,21 @@ def fact_findings(
     session: Session, rules: CompiledRules, ref_kind: str, row: Any, report: EvaluationReport
 ) -> list[Finding]:
     """Every condition of ``rules`` that the fact ``row`` (a ``ref_kind`` row: ``result`` or
-    ``deployment``) satisfies; counts the fact and its matches in ``report``."""
+    ``deployment``) satisfies; counts the fact and its matches in ``report``. A retracted fact satisfies
+    nothing."""
     report.facts += 1
+    if getattr(row, "retracted_at", None) is not None:
+        return []
     matches = rules.match_fact(FactView(ref_kind, row.id, row.model_dump()))  # type: ignore[arg-type]
     report.matches += len(matches)
     return [_fact_finding(session, ref_kind, row, m) for m in matches]
 
 
 def facts_for_signal(session: Session, defn: SignalDefinition) -> Iterator[tuple[str, Any]]:
-    """``(ref_kind, row)`` for every stored fact of a kind ``defn``'s conditions read, in id order."""
+    """``(ref_kind, row)`` for every fact in force (not retracted) of a kind ``defn``'s conditions read,
+    in id order."""
     kinds = {c.kind for _s, _i, c in defn.conditions()}
     for ref_kind, table in FACT_TABLES.values():
         if ref_kind in kinds:
-            for row in session.scalars(select(table).order_by(table.id)):
+            for row in session.scalars(select(table).where(table.retracted_at.is_(None)).order_by(table.id)):
                 yield ref_kind, row

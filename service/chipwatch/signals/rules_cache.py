@@ -77,7 +77,8 @@ def definition_of(signal: Signal) -> SignalDefinition:
 
 
 def _entity_rows(session: Session, ids: Iterable[str] | None) -> list[tuple[str, str, tuple[str, ...]]]:
-    """``(id, name, aliases)`` of the named entities (every entity when ``ids`` is None), sorted."""
+    """``(id, name, aliases)`` of the named entities (every entity in force when ``ids`` is None: a
+    retracted one may not be named by a new definition), sorted."""
     wanted = None if ids is None else sorted(set(ids))
     if wanted == []:
         return []
@@ -86,6 +87,8 @@ def _entity_rows(session: Session, ids: Iterable[str] | None) -> list[tuple[str,
         stmt = select(table.id, table.name, table.aliases)
         if wanted is not None:
             stmt = stmt.where(table.id.in_(wanted))
+        else:
+            stmt = stmt.where(table.retracted_at.is_(None))
         selects.append(stmt)
     rows = session.execute(union_all(*selects)).all()
     return sorted((r[0], r[1], tuple(r[2] or ())) for r in rows)

@@ -9,11 +9,13 @@ States and moves, from DESIGN.md "Signals":
 - the deadline resolves an open signal to ``on_deadline`` the day after the deadline (the deadline day
   itself still counts), once per deadline;
 - ``confirm`` (an analyst resolves with an outcome) from ``open`` or ``pending_review``; ``reject``
-  returns ``pending_review`` to ``open``; ``reopen`` returns ``resolved`` to ``open``.
+  returns ``pending_review`` to ``open``; ``reopen`` returns ``resolved`` to ``open``;
+- ``withdraw``: when every piece of evidence that decided a ``resolved`` or ``pending_review`` status is
+  retracted from the knowledge base, the signal returns to ``open`` (cause ``retraction``).
 
 Each move names its cause: ``rule:<n>`` (``n`` indexes ``yes_when`` or ``no_when``, whichever side the
-deciding evidence satisfied; the move's note names the list), ``deadline`` or ``manual``. The caller
-bumps the version by one per move and writes the history row.
+deciding evidence satisfied; the move's note names the list), ``deadline``, ``manual`` or ``retraction``.
+The caller bumps the version by one per move and writes the history row.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "earliest_known",
     "reject",
     "reopen",
+    "withdraw",
 ]
 
 
@@ -225,3 +228,11 @@ def reopen(state: State, note: str | None) -> Move:
     if state.status != "resolved":
         raise TransitionNotAllowed("reopen", state.status, ("resolved",))
     return Move("open", None, "manual", note)
+
+
+def withdraw(state: State, note: str | None) -> Move | None:
+    """Return a ``resolved`` or ``pending_review`` signal to ``open`` because the evidence that decided it
+    was retracted (cause ``retraction``); ``None`` from ``open``, where there is nothing to undo."""
+    if state.status not in ("resolved", "pending_review"):
+        return None
+    return Move("open", None, "retraction", note)

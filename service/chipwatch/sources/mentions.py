@@ -64,8 +64,11 @@ def entity_matcher(*, session: Session) -> tuple[EntityMatcher, dict[str, str]]:
 def _entity_names_query():
     """Every entity's names in one round trip (this runs in every check that stored something),
     ordered so that the digest is stable and the first table listed names an id's kind."""
+    # A retracted entity is withdrawn: items are no longer linked to it.
     parts = [
-        select(literal(rank).label("rank"), literal(kind).label("kind"), t.id, t.name, t.aliases)
+        select(literal(rank).label("rank"), literal(kind).label("kind"), t.id, t.name, t.aliases).where(
+            t.retracted_at.is_(None)
+        )
         for rank, (kind, t) in enumerate(ENTITY_TABLES.items())
     ]
     return union_all(*parts).order_by(text("rank"), text("id"))
