@@ -511,7 +511,8 @@ def _signal_rule_issues(entry: _Entry) -> Iterator[SeedIssue]:
     try:
         validate_definition(entry.data)
     except DefinitionError as exc:
-        yield SeedIssue(entry.file, exc.message, entry.label, exc.field or None)
+        for field, message in exc.problems:
+            yield SeedIssue(entry.file, message, entry.label, field or None)
 
 
 def _reference_issues(entry: _Entry, known: dict[str, set[str]]) -> Iterator[SeedIssue]:

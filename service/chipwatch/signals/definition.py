@@ -1,21 +1,24 @@
 """The signal language: pydantic models and validation of signal definitions.
 
-A definition is checked in three steps, each refusing with a ``DefinitionError`` that names the field
-(``yes_when[0].item.number.unit``):
+A definition is checked in three steps, each refusing with a ``DefinitionError`` that lists every problem
+the step found, each naming its field (``yes_when[0].item.number.unit``):
 
 1. against ``schema/signal.schema.json`` (JSON Schema 2020-12), the published contract; unknown keys are
    refused there, with a "did you mean" hint for typos;
 2. by the pydantic models below, which mirror the schema so that code building definitions directly
    gets the same guarantees;
 3. against the knowledge base when the caller passes ``known_entities`` / ``known_sources``, and for
-   rules a schema cannot state (a deadline before the opening date, bounds that exclude every value).
+   rules a schema cannot state (an opening date in the future, a deadline before it, bounds that exclude
+   every value, too many terms): :mod:`chipwatch.signals.definition_checks`.
+
+NaN, Infinity and containers nested too deep are refused before any step (``kit.json_body``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,8 +29,10 @@ from pydantic import ValidationError as PydanticError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from chipwatch.kit.schema_errors import describe, field_path, json_type, most_relevant, suggest
+from chipwatch.kit.json_body import body_problems
+from chipwatch.kit.schema_errors import describe, describe_all, field_path, json_type, most_relevant
 from chipwatch.paths import SCHEMA_DIR
+from chipwatch.signals.definition_checks import MAX_CONDITIONS, semantic_problems
 from chipwatch.text.numbers import Unit
 from chipwatch.vocab.facts import ChangeCause, FactKind
 from chipwatch.vocab.slugs import Slug
@@ -64,21 +69,28 @@ OnDeadline = Literal["no", "annulled"]
 """The outcome an open signal resolves to when its deadline passes."""
 
 Term = Annotated[str, StringConstraints(pattern=r"^[^*\s](?:[^*]*[^*\s])?\*?$")]
-EntityIds = Annotated[list[EntityId], Field(min_length=1)]
-Terms = Annotated[list[Term], Field(min_length=1)]
+EntityIds = Annotated[list[EntityId], Field(min_length=1, max_length=100)]
+Terms = Annotated[list[Term], Field(min_length=1, max_length=100)]
 
 
 class DefinitionError(ValueError):
     """A signal definition was refused.
 
-    ``field`` is a dotted path into the definition (``yes_when[0].item.number.unit``; empty for the
-    whole document) and ``message`` says what is wrong with it.
+    ``problems`` lists every ``(field, message)`` found: ``field`` is a dotted path into the definition
+    (``yes_when[0].item.number.unit``; empty for the whole document), ``message`` says what is wrong
+    with it. ``field`` and ``message`` are the first problem's.
     """
 
-    def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        self.message = message
-        super().__init__(f"{field}: {message}" if field else message)
+    def __init__(self, field: str, message: str, problems: list[tuple[str, str]] | None = None) -> None:
+        self.problems = problems or [(field, message)]
+        self.field, self.message = self.problems[0]
+        super().__init__("; ".join(f"{f}: {m}" if f else m for f, m in self.problems))
+
+    @classmethod
+    def of(cls, problems: list[tuple[str, str]]) -> DefinitionError:
+        """One error for ``problems`` (at least one), duplicates dropped."""
+        unique = list(dict.fromkeys(problems))
+        return cls(unique[0][0], unique[0][1], unique)
 
 
 class _Strict(BaseModel):
@@ -261,8 +273,8 @@ class SignalDefinition(_Strict):
     on_deadline: OnDeadline = "no"
     review: Review
     subjects: EntityIds
-    yes_when: Annotated[list[Condition], Field(min_length=1)]
-    no_when: list[Condition] = Field(default_factory=list)
+    yes_when: Annotated[list[Condition], Field(min_length=1, max_length=MAX_CONDITIONS)]
+    no_when: list[Condition] = Field(default_factory=list, max_length=MAX_CONDITIONS)
 
     def conditions(self) -> Iterator[tuple[Side, int, Condition]]:
         """Every condition with its side and its index within that side's list."""
@@ -339,10 +351,17 @@ def _validators() -> tuple[Draft202012Validator, Draft202012Validator]:
 
 
 def _check_schema(validator: Draft202012Validator, data: Any, prefix: str = "") -> None:
-    error = most_relevant(validator.iter_errors(data))
-    if error is not None:
-        problem = describe(error)
-        raise DefinitionError(field_path(problem.path, prefix), problem.message)
+    # Values JSON has no words for, and nesting past the bound, first: the schema would accept NaN.
+    raw = body_problems(data)
+    if raw:
+        raise DefinitionError.of([(field_path([p["field"]], prefix) if p["field"] != "body" else prefix,
+                                   p["message"]) for p in raw])
+    errors = list(validator.iter_errors(data))
+    if errors:
+        # The most relevant problem first (it is ``field``/``message``), then the rest top to bottom.
+        first = most_relevant(errors)
+        ordered = [describe(first), *describe_all([e for e in errors if e is not first])]
+        raise DefinitionError.of([(field_path(p.path, prefix), p.message) for p in ordered])
 
 
 def _jsonable(value: Any) -> Any:
@@ -356,51 +375,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-# ---------------------------------------------------------------------------------------------------
-# Checks a schema cannot state
-# ---------------------------------------------------------------------------------------------------
-
-
-def _suggest(value: str, known: set[str]) -> str:
-    close = suggest(value, known)
-    return f"; did you mean {close!r}?" if close else ""
-
-
-def _check_semantics(
-    defn: SignalDefinition,
-    prefix: str,
-    known_entities: set[str] | None,
-    known_sources: set[str] | None,
-) -> None:
-    def fail(field: str, message: str) -> None:
-        raise DefinitionError(field_path([field], prefix), message)
-
-    if defn.deadline is not None and defn.deadline < defn.opened_on:
-        fail("deadline", f"must not be before opened_on ({defn.opened_on.isoformat()})")
-    for side, i, cond in defn.conditions():
-        base = f"{side}_when[{i}].{cond.kind}"
-        if cond.item is not None and cond.item.number is not None:
-            n = cond.item.number
-            lows = [v for v in (n.gte, n.gt) if v is not None]
-            highs = [v for v in (n.lte, n.lt) if v is not None]
-            if n.eq is not None and (any(n.eq < v for v in lows) or any(n.eq > v for v in highs)):
-                fail(f"{base}.number", "eq lies outside the other bounds")
-            if lows and highs and max(lows) > min(highs):
-                fail(f"{base}.number", "the lower bound exceeds the upper bound, so nothing can match")
-        if cond.result is not None and cond.result.value is not None:
-            v = cond.result.value
-            if v.gte is not None and v.lte is not None and v.gte > v.lte:
-                fail(f"{base}.value", "gte exceeds lte, so nothing can match")
-        if known_sources is not None and cond.item is not None:
-            for j, src in enumerate(cond.item.sources or []):
-                if src not in known_sources:
-                    fail(f"{base}.sources[{j}]", f"unknown source id {src!r}{_suggest(src, known_sources)}")
-    if known_entities is not None:
-        for field, ent in defn.entity_refs():
-            if ent not in known_entities:
-                fail(field, f"unknown entity id {ent!r}{_suggest(ent, known_entities)}")
-
-
 def _build(
     data: dict[str, Any],
     prefix: str,
@@ -411,9 +385,12 @@ def _build(
         defn = SignalDefinition.model_validate(data)
     except PydanticError as exc:
         # The schema already refused anything the models refuse; this keeps the field naming if not.
-        first = exc.errors()[0]
-        raise DefinitionError(field_path(first["loc"], prefix), first["msg"]) from exc
-    _check_semantics(defn, prefix, known_entities, known_sources)
+        raise DefinitionError.of([(field_path(e["loc"], prefix), e["msg"]) for e in exc.errors()]) from exc
+    problems = semantic_problems(
+        defn, known_entities=known_entities, known_sources=known_sources, today=datetime.now(UTC).date()
+    )
+    if problems:
+        raise DefinitionError.of([(field_path([field], prefix), message) for field, message in problems])
     return defn
 
 
@@ -435,7 +412,7 @@ def validate_definition(
     subjects, mentions_*, chip, baseline, model, benchmark, reported_by_not and operator;
     ``known_sources`` refuses unknown ids in ``sources``. ``None`` skips that check.
 
-    Raises ``DefinitionError`` naming the first offending field.
+    Raises ``DefinitionError`` listing every offending field of the first step that found any.
     """
     if not isinstance(data, Mapping):
         raise DefinitionError("", f"a signal definition must be an object; got {json_type(data)}")

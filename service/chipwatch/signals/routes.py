@@ -13,7 +13,7 @@ from sqlmodel import Session
 
 from chipwatch.db import session_scope
 from chipwatch.kit.auth import AdminDep, require_reader
-from chipwatch.kit.errors import Conflict, NotFound, invalid
+from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.httpcache import cached_json, etag_response
 from chipwatch.kit.pagination import CursorQ, LimitQ
 from chipwatch.kit.sessions import ReadSession, WriteSession
@@ -52,7 +52,8 @@ def _problems(signal_id: str | None = None) -> Iterator[None]:
     except (service.TransitionNotAllowed, service.SignalExists) as exc:
         raise Conflict(str(exc)) from exc
     except service.DefinitionError as exc:
-        raise invalid(exc.field or "body", exc.message) from exc
+        errors = [{"field": field or "body", "message": message} for field, message in exc.problems]
+        raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
 
 
 @router.get("/signals", response_model=SignalPage, responses={304: {"description": "ETag matched"}})

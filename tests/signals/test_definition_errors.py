@@ -1,0 +1,80 @@
+"""A refused signal definition lists every problem, each naming its field, through the API and seeds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from chipwatch.signals.definition import DefinitionError, validate_definition
+from chipwatch.signals.definition_checks import MAX_CONDITIONS, MAX_TERMS
+from tests.fixtures.signals import definition
+
+
+def _errors(resp) -> dict[str, str]:
+    assert resp.status_code == 422, resp.text
+    assert resp.headers["content-type"] == "application/problem+json"
+    return {e["field"]: e["message"] for e in resp.json()["errors"]}
+
+
+def test_two_schema_errors_are_both_reported(client, admin_headers):
+    body = definition("Bad Id", yes=[{"item": {"mentions_all": ["jalapeno"], "source_trust": ["rumour"]}}])
+    errors = _errors(client.post("/v1/signals", json=body, headers=admin_headers))
+    assert set(errors) == {"id", "yes_when[0].item.source_trust[0]"}
+    assert errors["id"].startswith('"Bad Id" must be a slug')
+    assert "rumour" in errors["yes_when[0].item.source_trust[0]"]
+
+
+def test_every_rule_beyond_the_schema_is_reported(client, admin_headers):
+    tomorrow = (datetime.now(UTC).date() + timedelta(days=1)).isoformat()
+    body = definition(
+        "many-problems",
+        opened_on=tomorrow,
+        deadline="2026-01-01",
+        subjects=["jalapeno", "no-such-chip"],
+        yes=[{"item": {"mentions_all": ["jalapeno"], "number": {"unit": "MW", "gte": 10, "lte": 5}}},
+             {"result": {"chip": "jalapeno", "value": {"gte": 3, "lte": 1}}}],
+    )
+    errors = _errors(client.post("/v1/signals", json=body, headers=admin_headers))
+    assert errors == {
+        "opened_on": f"must not be in the future (today is {datetime.now(UTC).date().isoformat()})",
+        "deadline": f"must not be before opened_on ({tomorrow})",
+        "yes_when[0].item.number": "the lower bound exceeds the upper bound, so nothing can match",
+        "yes_when[1].result.value": "gte exceeds lte, so nothing can match",
+        "subjects[1]": "unknown entity id 'no-such-chip'",
+    }
+    assert client.get("/v1/signals/many-problems").status_code == 404
+
+
+def test_sizes_are_capped(client, admin_headers):
+    def post(sid: str, yes: list) -> dict[str, str]:
+        return _errors(client.post("/v1/signals", json=definition(sid, yes=yes), headers=admin_headers))
+
+    many = [{"item": {"terms_any": [f"t{i}"]}} for i in range(MAX_CONDITIONS + 1)]
+    errors = post("too-many", many)
+    assert errors == {"yes_when": "takes at most 50 conditions"}
+
+    long_list = [{"item": {"terms_any": [f"t{i}" for i in range(101)]}}]
+    errors = post("long-list", long_list)
+    assert errors == {"yes_when[0].item.terms_any": "takes at most 100 terms"}
+
+    spread = [{"item": {"terms_any": [f"c{c}t{i}" for i in range(100)]}} for c in range(6)]
+    errors = post("spread", spread)
+    assert errors == {"yes_when": f"at most {MAX_TERMS} terms in all conditions together; got 600"}
+
+
+def test_nan_in_a_definition_is_refused_before_the_schema():
+    body = definition("nan-one", yes=[{"item": {"number": {"unit": "MW", "gte": float("nan")}}}])
+    with pytest.raises(DefinitionError) as caught:
+        validate_definition(body)
+    assert caught.value.problems == [
+        ("yes_when[0].item.number.gte", "must be a finite number (NaN and Infinity are not JSON)")]
+
+
+def test_the_error_keeps_its_first_problem_as_field_and_message():
+    with pytest.raises(DefinitionError) as caught:
+        validate_definition(definition("x", review="sometimes", on_deadline="maybe"))
+    err = caught.value
+    assert len(err.problems) == 3  # the id is too short, and two enums
+    assert (err.field, err.message) == err.problems[0]
+    assert str(err) == "; ".join(f"{f}: {m}" for f, m in err.problems)
