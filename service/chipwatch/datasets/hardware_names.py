@@ -19,16 +19,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 _MARKS = re.compile(r"\((?:r|tm|c)\)|[®™©]", re.IGNORECASE)
-_TOKEN_SPLIT = re.compile(r"[^0-9a-z.]+")
+_TOKEN = re.compile(r"[0-9a-z.]+")
 _PART_WITH_COUNT = re.compile(r"\s*(?P<name>[^,]*?\S)\s*\(x\s*(?P<count>\d+)\s*\)\s*(?:,|$)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=16384)
 def hardware_tokens(name: str) -> tuple[str, ...]:
-    """The comparable tokens of a hardware name (rule 2 of the module docstring)."""
+    """The comparable tokens of a hardware name (rule 2 of the module docstring).
+
+    Cached: every import builds its alias table from the same few thousand names, and datasets repeat
+    a handful of hardware names over thousands of rows.
+    """
     folded = _MARKS.sub(" ", name.casefold())
-    return tuple(token.strip(".") for token in _TOKEN_SPLIT.split(folded) if token.strip("."))
+    stripped = (token.strip(".") for token in _TOKEN.findall(folded))
+    return tuple(token for token in stripped if token)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
@@ -34,7 +35,7 @@ class Applied:
 
     changed: dict[str, list[str]] = field(default_factory=dict)
     retired: list[str] = field(default_factory=list)
-    written: list[SQLModel] = field(default_factory=list)
+    written: list[Any] = field(default_factory=list)
 
 
 def _chunks(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
@@ -75,6 +76,7 @@ def taken_ids(*, session: Session, kb_kind: str) -> set[str]:
     return set(session.scalars(select(table.id)))
 
 
+@cache
 def _defaults(table: type[SQLModel]) -> dict[str, Any]:
     columns = {c.name for c in table.__table__.columns}  # type: ignore[attr-defined]
     return {
@@ -103,10 +105,27 @@ def _provenance(built: Built, digest: str, imp: Import, version: str) -> dict[st
     }
 
 
+class WrittenFact(dict):
+    """A new fact's column values, read like its table row (attribute access and ``model_dump()``) by
+    the fact listeners, without building an ORM object for each of thousands of rows."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def model_dump(self) -> dict[str, Any]:
+        """The values as a plain dict, as ``SQLModel.model_dump`` gives them."""
+        return dict(self)
+
+
 def insert_facts(
     *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime
-) -> list[SQLModel]:
-    """Insert the plan's new facts and their ``created`` history; returns them as (unbound) rows."""
+) -> list[WrittenFact]:
+    """Insert the plan's new facts and their ``created`` history; returns their values (``WrittenFact``)."""
     table = KB_TABLES[kb_kind]
     defaults = _defaults(table)
     rows = []
@@ -122,7 +141,8 @@ def insert_facts(
             values["attributes"] = _attributes({}, built.values["attributes"])
         rows.append(values)
     for chunk in _chunks(rows):
-        session.execute(insert(table), chunk)
+        # The table itself, not the mapped class: a plain executemany, without the ORM's bulk machinery.
+        session.execute(insert(table.__table__), chunk)  # type: ignore[attr-defined]
     record_created(
         session=session,
         kind=kb_kind,
@@ -132,7 +152,7 @@ def insert_facts(
         actor="import",
         at=at,
     )
-    return [table(**row) for row in rows]
+    return [WrittenFact(row) for row in rows]
 
 
 def _field_changes(row: SQLModel, values: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

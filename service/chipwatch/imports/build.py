@@ -64,7 +64,11 @@ def scaled(value: float | None, unit: float) -> float | None:
 def pick(plain: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """The fields ``names`` of a record, blanks (None, empty lists and dicts) included as None so that
     a value a later version leaves blank is cleared."""
-    return {name: plain.get(name) if plain.get(name) not in ([], {}, ()) else None for name in names}
+    out = {}
+    for name in names:
+        value = plain.get(name)
+        out[name] = None if isinstance(value, list | dict) and not value else value
+    return out
 
 
 def figure(fig: derived_figures.DerivedFigure | None) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ built; :func:`load_resolver` reads the tables.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -50,8 +50,11 @@ class _Names:
             if key:
                 self.exact.setdefault(key, set()).add(target)
 
-    def freeze(self) -> None:
-        self.table = AliasTable(self.pairs)
+    def matcher(self) -> AliasTable:
+        """The token table, built on first use (an import of funding rounds never matches a chip)."""
+        if self.table is None:
+            self.table = AliasTable(self.pairs)
+        return self.table
 
 
 class Resolver:
@@ -70,8 +73,8 @@ class Resolver:
         for kind, pairs in (("chip", chips), ("vendor", vendors), ("model", models)):
             for name, target in pairs:
                 self._names[kind].add(name, target)
-            self._names[kind].freeze()
         self.platforms = platforms or {}
+        self._seen: dict[tuple[str, str], ResolvedPart] = {}
 
     def exact(self, kind: str, name: str | None) -> str | None:
         """The one id whose name or alias has exactly ``name``'s tokens, else None."""
@@ -80,9 +83,12 @@ class Resolver:
 
     def part(self, kind: str, name: str, count: int | None = None) -> ResolvedPart:
         """``name`` resolved by the longest-match rule (reason set when unresolved)."""
-        table = self._names[kind].table
-        assert table is not None
-        return table.resolve_part(HardwarePart(name, count))
+        # A dataset repeats a handful of names over thousands of rows: each is matched once.
+        key = (kind, name)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self._names[kind].matcher().resolve_part(HardwarePart(name, None))
+        return found if found.count == count else replace(found, count=count)
 
     def one(self, kind: str, name: str | None) -> tuple[str | None, Unresolved | None]:
         """``(id, None)`` for a resolved name, ``(None, Unresolved)`` otherwise, ``(None, None)`` for a

@@ -22,6 +22,7 @@ from chipwatch.imports.plan import IMPORT_KINDS, Plan, built_candidates, decide,
 from chipwatch.imports.resolve import load_resolver
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
+from chipwatch.knowledge.events import changes_held
 from chipwatch.knowledge.service import notify_facts
 
 Progress = Callable[[str, int, int], None]
@@ -139,10 +140,19 @@ def run_import(
     )
     note("write", len(plan.inserts), len(plan.inserts) + len(plan.updates))
     applied = apply.Applied(written=written)
-    apply.update_facts(
-        session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=now, applied=applied
-    )
-    applied.retired = apply.retire_facts(session=session, plan=plan, imp=imp, kb_kind=kind.kb_kind, at=now)
+    with changes_held(session):  # signals read every change of the import in one pass
+        apply.update_facts(
+            session=session,
+            plan=plan,
+            imp=imp,
+            version=version,
+            kb_kind=kind.kb_kind,
+            at=now,
+            applied=applied,
+        )
+        applied.retired = apply.retire_facts(
+            session=session, plan=plan, imp=imp, kb_kind=kind.kb_kind, at=now
+        )
     apply.replace_waiting(session=session, plan=plan, imp=imp, version=version, scopes=scopes, at=now)
     note("write", len(plan.inserts) + len(plan.updates), len(plan.inserts) + len(plan.updates))
     notify_facts(session, kind.kb_kind, applied.written)

@@ -3,7 +3,8 @@ one change, and written to the outbox in the transaction that made the change.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from sqlmodel import Session
@@ -44,17 +45,40 @@ def fact_changed_data(rows: Sequence[FactChange]) -> dict[str, Any]:
     }
 
 
-# Listeners called with the history rows of each announced change, in the same transaction (signal
-# evaluation registers here through the wiring; the knowledge base never imports the signals domain).
-change_listeners: list[Callable[[Session, Sequence[FactChange]], None]] = []
+# Listeners called with the announced changes (each the history rows of one change), in the same
+# transaction (signal evaluation registers here through the wiring; the knowledge base never imports the
+# signals domain).
+change_listeners: list[Callable[[Session, Sequence[Sequence[FactChange]]], None]] = []
+_HELD = "chipwatch_fact_changes_held"
 
 
 def emit_fact_changed(session: Session, rows: Sequence[FactChange]) -> None:
     """Write one ``fact.changed`` event for the flushed history ``rows`` of one change to the outbox,
-    then call the change listeners with the rows."""
+    then call the change listeners with it (at the end of a :func:`changes_held` block, if in one)."""
     emit(session, FACT_CHANGED, fact_changed_data(rows))
+    held = session.info.get(_HELD)
+    if held is not None:
+        held.append(list(rows))
+        return
     for listener in change_listeners:
-        listener(session, rows)
+        listener(session, [rows])
 
 
-__all__ = ["FACT_CHANGED", "change_listeners", "emit_fact_changed", "fact_changed_data"]
+@contextmanager
+def changes_held(session: Session) -> Iterator[None]:
+    """Within the block, the change listeners are called once, at its end, with every change announced
+    in it (a dataset import announces many changes; signals are evaluated over them in one pass)."""
+    if session.info.get(_HELD) is not None:
+        yield
+        return
+    session.info[_HELD] = held = []
+    try:
+        yield
+    finally:
+        session.info.pop(_HELD, None)
+    if held:
+        for listener in change_listeners:
+            listener(session, held)
+
+
+__all__ = ["FACT_CHANGED", "change_listeners", "changes_held", "emit_fact_changed", "fact_changed_data"]

@@ -107,16 +107,19 @@ def evaluate_facts(
 
 
 def evaluate_changes(
-    *, session: Session, rows: Sequence[FactChange], now: datetime | None = None
+    *, session: Session, changes: Sequence[Sequence[FactChange]], now: datetime | None = None
 ) -> EvaluationReport:
-    """Match one recorded change of a fact (its flushed history rows) against every signal's change
-    conditions (e.g. "a chip's TDP changed"); record evidence and move the signals it decides."""
+    """Match recorded changes of facts (each the flushed history rows of one change) against every
+    signal's change conditions (e.g. "a chip's TDP changed"), with the rules compiled once; record
+    evidence and move the signals they decide."""
     report = EvaluationReport()
+    if not changes:
+        return report
     rules = compiled_rules(session=session)
-    if not rows or not rules.watches_changes:
+    if not rules.watches_changes:
         return report
     now = now if now is not None else utcnow()
-    record_and_settle(session, change_findings(rules, [rows], report), now, report)
+    record_and_settle(session, change_findings(rules, changes, report), now, report)
     return report
 
 
@@ -201,8 +204,8 @@ def _on_facts_written(session: Session, kind: str, rows: Sequence[Any]) -> None:
     evaluate_facts(session=session, kind=kind, rows=rows)
 
 
-def _on_fact_changed(session: Session, rows: Sequence[FactChange]) -> None:
-    evaluate_changes(session=session, rows=rows)
+def _on_facts_changed(session: Session, changes: Sequence[Sequence[FactChange]]) -> None:
+    evaluate_changes(session=session, changes=changes)
 
 
 def register_fact_listener() -> None:
@@ -217,5 +220,5 @@ def register_fact_listener() -> None:
         fact_listeners.append(_on_fact_written)
     if _on_facts_written not in facts_listeners:
         facts_listeners.append(_on_facts_written)
-    if _on_fact_changed not in change_listeners:
-        change_listeners.append(_on_fact_changed)
+    if _on_facts_changed not in change_listeners:
+        change_listeners.append(_on_facts_changed)
