@@ -18,6 +18,7 @@ from chipwatch.kit.request_limits import RequestLimitMiddleware
 from chipwatch.knowledge.history_routes import router as history_router
 from chipwatch.knowledge.routes import router as knowledge_router
 from chipwatch.ops import docs_router, ops_router
+from chipwatch.pages.routes import install as install_pages
 from chipwatch.race.routes import router as race_router
 from chipwatch.scheduler import collect_jobs, start_scheduler
 from chipwatch.signals.routes import router as signals_router
@@ -74,6 +75,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
                webhooks_router, ops_router, docs_router)
     for router in routers:
         app.include_router(router)
+    install_pages(app)  # pages for people at /, their static assets and error pages
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -18,6 +18,7 @@ from chipwatch.kit.auth import require_reader, require_scraper
 from chipwatch.kit.errors import ApiError
 from chipwatch.metrics import render as render_metrics
 from chipwatch.migrate import schema_lag
+from chipwatch.pages import assets
 
 OPENAPI_URL = "/openapi.json"
 
@@ -62,14 +63,28 @@ def openapi_document(request: Request) -> JSONResponse:
 
 @docs_router.get("/docs")
 def swagger_ui(request: Request) -> HTMLResponse:
-    """Swagger UI over the OpenAPI document."""
-    return get_swagger_ui_html(openapi_url=OPENAPI_URL, title=f"{request.app.title} - API")
+    """Swagger UI over the OpenAPI document; its scripts and styles are served by the service
+    (``chipwatch.pages.assets``), so it works on a closed network."""
+    return get_swagger_ui_html(
+        openapi_url=OPENAPI_URL,
+        title=f"{request.app.title} - API",
+        swagger_js_url=assets.SWAGGER_JS_URL,
+        swagger_css_url=assets.SWAGGER_CSS_URL,
+        swagger_favicon_url=assets.FAVICON_URL,
+        swagger_ui_parameters=assets.SWAGGER_UI_PARAMETERS,
+    )
 
 
 @docs_router.get("/redoc")
 def redoc(request: Request) -> HTMLResponse:
-    """ReDoc over the OpenAPI document."""
-    return get_redoc_html(openapi_url=OPENAPI_URL, title=f"{request.app.title} - API")
+    """ReDoc over the OpenAPI document, with its script served by the service (no CDN, no web fonts)."""
+    return get_redoc_html(
+        openapi_url=OPENAPI_URL,
+        title=f"{request.app.title} - API",
+        redoc_js_url=assets.REDOC_JS_URL,
+        redoc_favicon_url=assets.FAVICON_URL,
+        with_google_fonts=False,
+    )
 
 
 __all__ = ["OPENAPI_URL", "docs_router", "ops_router"]

@@ -1,0 +1,390 @@
+"""Page routes: each reads through :mod:`chipwatch.pages.reads` (the domains' services), shapes the data
+with :mod:`chipwatch.pages.views` and renders a template; admin actions call the same service functions
+as the API's write routes, in a transaction committed before the answer (``WriteSession``).
+
+Pages are open when the API's reads are; with ``CHIPWATCH_READ_TOKEN`` set, a browser exchanges the read
+(or admin) token for a session at ``/login``. Admin actions need an admin session and the session's
+CSRF token in the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, FastAPI, Form, Path, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlmodel import Session
+
+from chipwatch.config import get_settings
+from chipwatch.db import session_scope
+from chipwatch.kit.errors import ApiError
+from chipwatch.kit.sessions import WriteSession
+from chipwatch.pages import assets, reads, views, wording
+from chipwatch.pages.render import html_response, page, render
+from chipwatch.pages.session import (
+    ANONYMOUS,
+    Viewer,
+    clear_session_cookie,
+    csrf_ok,
+    may_view,
+    new_session,
+    role_for_token,
+    same_origin,
+    set_session_cookie,
+    viewer_of,
+)
+from chipwatch.signals import service as signals
+from chipwatch.vocab.status import Outcome
+from chipwatch.webhooks import deliveries
+
+router = APIRouter(include_in_schema=False)
+SignalId = Path(..., max_length=64, description="signal id")
+ChipId = Path(..., max_length=64, description="chip id")
+NoteForm = Form(None, max_length=4000)
+FILTER = Query(None, max_length=200)
+
+
+class PageError(Exception):
+    """An error shown as a page (``status``, a title and what to do)."""
+
+    def __init__(self, status: int, title: str, detail: str, *, back: str | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail, self.back = status, title, detail, back
+
+
+class LoginRequired(Exception):
+    """The pages need a session (a read token is set); carries the page to return to."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__(next_path)
+        self.next_path = next_path
+
+
+def page_viewer(request: Request) -> Viewer:
+    """Request dependency: the viewer, or :class:`LoginRequired` when the pages are closed to them."""
+    settings = get_settings()
+    viewer = viewer_of(request, settings)
+    if not may_view(request, settings, viewer):
+        raise LoginRequired(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+    return viewer
+
+
+ViewerDep = Depends(page_viewer)
+
+
+@dataclass(frozen=True, slots=True)
+class AdminAction:
+    """An admin's checked form post: the viewer and the form's fields."""
+
+    viewer: Viewer
+    fields: dict[str, Any]
+
+
+async def admin_action(request: Request) -> AdminAction:
+    """Request dependency of every admin action: an admin session, a same-origin request, and the
+    session's CSRF token in the form (403 page otherwise)."""
+    viewer = viewer_of(request, get_settings())
+    if not viewer.is_admin:
+        raise PageError(403, "Admins only", "Log in with the admin token to do this.", back="/login")
+    form = await request.form()
+    if not same_origin(request) or not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
+        raise PageError(
+            403, "Form expired", "The form was not sent from this session; reload the page and try again."
+        )
+    return AdminAction(viewer=viewer, fields=dict(form))
+
+
+AdminActionDep = Depends(admin_action)
+
+
+def _safe_next(next_path: str | None) -> str:
+    """Only a path on this service (not ``//host`` or a URL) is followed after login."""
+    if not next_path or not next_path.startswith("/") or next_path.startswith("//") or "\\" in next_path:
+        return "/"
+    return next_path
+
+
+# ---------------------------------------------------------------------------------------------- reads
+@router.get("/")
+async def race_page(request: Request, viewer: Viewer = ViewerDep) -> Response:
+    """The race: signal board, headline results against their baselines, latest funding and deployments,
+    source health."""
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.race_page(session=session)
+        sources = {s["id"]: s for s in data["sources"]}
+        names = data["names"]
+        race = data["race"]
+        board = [
+            {**s, "last_evidence": views.last_evidence(data["details"][s["id"]])} for s in race["signals"]
+        ]
+        headline = [views.result_row(r, sources, names, with_chip=True) for r in race["headline_results"]]
+        return render(
+            "race.html",
+            v,
+            counts=race["signal_counts"],
+            board=board,
+            headline=headline,
+            charts=views.result_charts(
+                race["headline_results"], sources, names, prefix="headline", with_chip=True
+            ),
+            funding=[views.funding_row(f, sources, names) for f in race["latest_funding"]],
+            deployments=[views.deployment_row(d, sources, names) for d in data["deployments"]],
+            deployment_count=data["deployment_count"],
+            health=views.source_health(data["sources"]),
+        )
+
+    return await page(request, viewer, build)
+
+
+@router.get("/signals/{signal_id}")
+async def signal_page(request: Request, signal_id: str = SignalId, viewer: Viewer = ViewerDep) -> Response:
+    """One signal: its question, conditions in plain words, evidence, history, Atom link; admin moves."""
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.signal_page(
+                session=session, signal_id=signal_id, condition_ids=wording.condition_ids
+            )
+        signal, names = data["signal"], data["names"]
+        return render(
+            "signal.html",
+            v,
+            signal=signal,
+            names=names,
+            yes_when=[wording.describe_condition(c, names) for c in signal["yes_when"]],
+            no_when=[wording.describe_condition(c, names) for c in signal["no_when"]],
+            evidence=sorted(signal["evidence"], key=lambda e: e["id"], reverse=True),
+            history=list(reversed(data["history"])),
+        )
+
+    with _not_found():
+        return await page(request, viewer, build)
+
+
+@router.get("/chips/{chip_id}")
+async def chip_page(request: Request, chip_id: str = ChipId, viewer: Viewer = ViewerDep) -> Response:
+    """One chip: specs with provenance, results against baselines as charts and a table, deployments,
+    its vendor's funding."""
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.chip_page(session=session, chip_id=chip_id)
+        sources, names, chip = data["sources"], data["names"], data["chip"]
+        return render(
+            "chip.html",
+            v,
+            chip=chip,
+            vendor=data["vendor"],
+            names=names,
+            prov=views.provenance(chip, sources, names),
+            vendor_prov=views.provenance(data["vendor"], sources, names) if data["vendor"] else None,
+            charts=views.result_charts(data["results"], sources, names, prefix="chip"),
+            results=[views.result_row(r, sources, names) for r in data["results"]],
+            as_baseline=[views.result_row(r, sources, names, with_chip=True) for r in data["as_baseline"]],
+            deployments=[views.deployment_row(d, sources, names) for d in data["deployments"]],
+            funding=[views.funding_row(f, sources, names) for f in data["funding"]],
+        )
+
+    with _not_found():
+        return await page(request, viewer, build)
+
+
+@router.get("/leaderboards")
+async def leaderboards_page(
+    request: Request,
+    benchmark: str | None = FILTER,
+    model: str | None = FILTER,
+    scenario: str | None = FILTER,
+    viewer: Viewer = ViewerDep,
+) -> Response:
+    """MLPerf Inference and InferenceX results ranked per model and scenario: charts and sortable tables,
+    filtered by benchmark, model and scenario."""
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.leaderboard_page(
+                session=session, benchmark=benchmark or None, model=model or None, scenario=scenario or None
+            )
+        return render(
+            "leaderboards.html",
+            v,
+            boards=views.leaderboards(data["boards"], data["names"], data["sources"]),
+            choices=data["choices"],
+            names=data["names"],
+            selected={"benchmark": benchmark or "", "model": model or "", "scenario": scenario or ""},
+        )
+
+    return await page(request, viewer, build)
+
+
+@router.get("/sources")
+async def sources_page(
+    request: Request,
+    failing: bool = Query(False, description="only the sources whose last check failed"),
+    viewer: Viewer = ViewerDep,
+) -> Response:
+    """Every source's health: state, last check, error, interval; ``failing=true`` keeps the failing ones."""
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.sources_page(session=session)
+        return render(
+            "sources.html",
+            v,
+            failing=failing,
+            health=views.source_health(data["sources"]),
+            rows=views.source_rows(data["sources"], failing_only=failing),
+        )
+
+    return await page(request, viewer, build)
+
+
+@router.get("/admin/webhooks")
+async def webhooks_page(request: Request, viewer: Viewer = ViewerDep) -> Response:
+    """Webhook endpoints and their latest deliveries, with a retry button for each (admin)."""
+    if not viewer.is_admin:
+        return RedirectResponse("/login?next=/admin/webhooks", status_code=303)
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.webhooks_page(session=session)
+        return render("webhooks.html", v, endpoints=data["endpoints"])
+
+    return await page(request, viewer, build)
+
+
+# ---------------------------------------------------------------------------------------------- sessions
+@router.get("/login")
+async def login_form(request: Request, next: str | None = Query(None, max_length=2000)) -> Response:
+    """The login form: the admin token (or the read token) for a session cookie."""
+    viewer = viewer_of(request, get_settings())
+    return html_response(request, render("login.html", viewer, next=_safe_next(next), error=None))
+
+
+@router.post("/login")
+async def login(
+    request: Request, token: str = Form("", max_length=500), next: str = Form("/", max_length=2000)
+) -> Response:
+    """Exchange the admin or read token for a signed session cookie and go to ``next``; the form again
+    with 401 for a wrong token."""
+    settings = get_settings()
+    role = role_for_token(settings, token) if same_origin(request) else None
+    if role is None:
+        body = render("login.html", ANONYMOUS, next=_safe_next(next), error="That token is not valid here.")
+        return html_response(request, body, status_code=401)
+    value, _viewer = new_session(settings, role)
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    set_session_cookie(response, request, value)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, csrf_token: str | None = Form(None, max_length=200)) -> Response:
+    """End the session (the form carries the CSRF token) and go to the race page."""
+    viewer = viewer_of(request, get_settings())
+    if viewer.role is not None and not (same_origin(request) and csrf_ok(viewer, csrf_token)):
+        raise PageError(403, "Form expired", "Reload the page and try again.")
+    response = RedirectResponse("/", status_code=303)
+    clear_session_cookie(response, request)
+    return response
+
+
+# ---------------------------------------------------------------------------------------------- admin actions
+@contextmanager
+def _moves(signal_id: str) -> Iterator[None]:
+    back = f"/signals/{quote(signal_id)}"
+    try:
+        yield
+    except signals.SignalNotFound as exc:
+        raise PageError(404, "No such signal", f"There is no signal {signal_id!r}.", back="/") from exc
+    except signals.TransitionNotAllowed as exc:
+        raise PageError(409, "Not allowed now", str(exc), back=back) from exc
+
+
+@contextmanager
+def _not_found() -> Iterator[None]:
+    try:
+        yield
+    except reads.PageNotFound as exc:
+        raise PageError(404, f"No such {exc.kind}", f"There is no {exc.kind} {exc.id_!r}.", back="/") from exc
+
+
+@router.post("/signals/{signal_id}/resolve")
+def resolve_signal(
+    signal_id: str = SignalId,
+    outcome: Outcome = Form(...),
+    note: str | None = NoteForm,
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Resolve a signal with an outcome (admin; the API's ``POST /v1/signals/{id}/resolve``)."""
+    with _moves(signal_id):
+        signals.resolve_signal(session=session, signal_id=signal_id, outcome=outcome, note=note or None)
+    return RedirectResponse(f"/signals/{quote(signal_id)}", status_code=303)
+
+
+@router.post("/signals/{signal_id}/reject")
+def reject_signal(
+    signal_id: str = SignalId,
+    note: str | None = NoteForm,
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Reject the match a pending signal waits on (admin; the API's ``POST /v1/signals/{id}/reject``)."""
+    with _moves(signal_id):
+        signals.reject_signal(session=session, signal_id=signal_id, note=note or None)
+    return RedirectResponse(f"/signals/{quote(signal_id)}", status_code=303)
+
+
+@router.post("/signals/{signal_id}/reopen")
+def reopen_signal(
+    signal_id: str = SignalId,
+    note: str | None = NoteForm,
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Reopen a resolved signal (admin; the API's ``POST /v1/signals/{id}/reopen``)."""
+    with _moves(signal_id):
+        signals.reopen_signal(session=session, signal_id=signal_id, note=note or None)
+    return RedirectResponse(f"/signals/{quote(signal_id)}", status_code=303)
+
+
+@router.post("/admin/webhooks/{webhook_id}/deliveries/{delivery_id}/retry")
+def retry_delivery(
+    webhook_id: str = Path(..., max_length=64),
+    delivery_id: int = Path(..., ge=1, le=2**63 - 1),
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Queue a delivery for an attempt now (admin; the API's
+    ``POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry``)."""
+    try:
+        deliveries.retry_delivery(session=session, endpoint_id=webhook_id, delivery_id=delivery_id)
+    except ApiError as exc:
+        raise PageError(exc.status, exc.title, exc.detail or exc.title, back="/admin/webhooks") from exc
+    return RedirectResponse(f"/admin/webhooks#delivery-{delivery_id}", status_code=303)
+
+
+# ---------------------------------------------------------------------------------------------- wiring
+def install(app: FastAPI) -> None:
+    """Add the pages, their static assets and their error pages to ``app``."""
+    assets.mount_static(app)
+    app.include_router(router)
+
+    @app.exception_handler(PageError)
+    async def _page_error(request: Request, exc: PageError) -> Response:
+        viewer = viewer_of(request, get_settings())
+        body = render(
+            "error.html", viewer, status=exc.status, title=exc.title, detail=exc.detail, back=exc.back
+        )
+        return html_response(request, body, status_code=exc.status)
+
+    @app.exception_handler(LoginRequired)
+    async def _login_required(request: Request, exc: LoginRequired) -> Response:
+        return RedirectResponse(f"/login?next={quote(exc.next_path, safe='/')}", status_code=303)
