@@ -1,0 +1,240 @@
+"""Candidate facts read from a news item's title and summary (pure and deterministic: no I/O, no model).
+
+:func:`extract` reads funding rounds, acquisitions, deployments, benchmark claims and chip launches, in
+English and Chinese, each with the words it came from. Names resolve through the
+:class:`~chipwatch.candidates.lexicon.Lexicon` (knowledge-base names, aliases and the alias table);
+figures through the quantity reader signals use (``chipwatch.text.numbers``). The readers live in
+``read_money`` (funding, acquisitions), ``read_deployments`` and ``read_claims`` (benchmarks, launches);
+this module decides which of them a text needs (one cheap scan of trigger words, so an item that names
+no fact costs one regex search), and merges what they find into one proposal per fact and item.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from chipwatch.candidates.figures import money
+from chipwatch.candidates.lexicon import Lexicon
+from chipwatch.candidates.names import reporter
+from chipwatch.candidates.read_claims import read_benchmarks, read_launches
+from chipwatch.candidates.read_deployments import complete, read_deployments
+from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
+from chipwatch.candidates.textparts import Draft, Part, fold_name, read_part
+
+FactKind = Literal["funding", "acquisition", "deployment", "benchmark", "launch"]
+FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
+
+# Words without which a reader cannot find its fact: a text with none of them skips the reader.
+_TRIGGERS: dict[str, re.Pattern[str]] = {
+    "funding": re.compile(
+        r"rais|secur|clos|land|funding|round|series|valu|ipo|invest|融资|估值|募资|投资|定增"
+    ),
+    "acquisition": re.compile(r"acqui|buy|bought|divest|takes over|收购|并购|合并"),
+    "deployment": re.compile(
+        r"deploy|online|live|switch|open|receiv|train|runs on|running|reach|use|rent|build|host|install"
+        r"|buy|order|power|plan|fires up|lights up|turns on|sign"
+        r"|部署|上线|投运|运行|点亮|建成|建设|采购|使用|扩至|扩容|采用"
+    ),
+    "benchmark": re.compile(r"\d\s?(?:x|×|%|percent|times|tok|ms|倍|毫秒)|token|吞吐|倍"),
+    "launch": re.compile(r"launch|unveil|announc|introduc|debut|releas|ship|showcas|roll|reveal|present"
+                         r"|availab|show"
+                         r"|发布|推出|亮相|首发"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """The words a fact was read from: ``part`` (``title`` or ``summary``), offsets and text."""
+
+    part: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One fact proposed from one item: its kind, its fields (see :func:`extract`), the span of text it
+    came from and a confidence between 0 and 1."""
+
+    kind: FactKind
+    fact: dict[str, Any]
+    span: Span
+    confidence: float
+
+
+def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]:
+    """The facts an item states, at most one proposal per fact, in kind order.
+
+    Fields by kind (``*_id`` is the knowledge-base id when the name resolves, else None; ``*_name`` the
+    name as written):
+
+    - ``funding``: vendor_id, vendor_name (the company funded), amount, currency (ISO 4217),
+      round_type (seed, angel, pre_a, series_a ... series_h, ``_plus`` rounds, pre_ipo, ipo, strategic or
+      None), post_money_valuation (in the same currency);
+    - ``acquisition``: acquirer_id, acquirer_name, vendor_id, vendor_name (the company bought), amount,
+      currency;
+    - ``deployment``: operator_id, operator_name, chip_id, chip_name, units, power_mw, status
+      (``planned`` | ``operational``), place;
+    - ``benchmark``: chip_id, chip_name, metric (throughput_per_power, speed, latency, cost, throughput,
+      performance), value or value_min and value_max, unit (x, %, tok/s, tok/s/user, tok/s/kW, tok/s/MW,
+      ms), baseline_id, baseline_name, reported_by_id, reported_by_name;
+    - ``launch``: vendor_id, vendor_name, chip_id, chip_name, new (True when the chip is not in the
+      knowledge base: its name is an alias candidate).
+    """
+    haystack = f"{title}\n{summary or ''}".lower()
+    kinds = [kind for kind, trigger in _TRIGGERS.items() if trigger.search(haystack)]
+    if not kinds:
+        return []
+    parts = [read_part("title", title, lexicon)]
+    if summary and summary.strip():
+        parts.append(read_part("summary", _strip_boilerplate(summary), lexicon))
+    by_name = {p.name: p for p in parts}
+    drafts: list[Draft] = []
+    if "funding" in kinds:
+        drafts += _funding(parts, lexicon)
+    if "acquisition" in kinds:
+        drafts += _deal_sums(_unique(d for p in parts for d in read_acquisitions(p, lexicon)), parts)
+    if "deployment" in kinds:
+        drafts += _unique(complete([d for p in parts for d in read_deployments(p, lexicon)]))
+    if "benchmark" in kinds:
+        context: dict = {}
+        claims = _unique(d for p in parts for d in read_benchmarks(p, lexicon, context))
+        drafts += _claimants(claims, parts, lexicon)
+    if "launch" in kinds:
+        drafts += _unique(d for p in parts for d in read_launches(p, lexicon))
+    _resolve_chips(drafts, lexicon)
+    return [_proposal(d, by_name[d.part]) for d in drafts]
+
+
+_BOILERPLATE = re.compile(r"^\s*(?:News Highlights:?|Highlights:?)\s*", re.IGNORECASE)
+
+
+def _strip_boilerplate(summary: str) -> str:
+    # Press releases open with a "News Highlights" label that reads like a company name.
+    return _BOILERPLATE.sub(lambda m: " " * len(m.group()), summary, count=1)
+
+
+def _funding(parts: list[Part], lexicon: Lexicon) -> list[Draft]:
+    rounds = _unique(d for p in parts for d in read_funding(p, lexicon))
+    if not rounds:
+        return []
+    head = rounds[0]
+    for part in parts:
+        for a, b in part.sentences:
+            if part.name == head.part and a <= head.start < b:
+                continue
+            named = {f.id for f in part.found_in(a, b) if f.kind == "vendor"}
+            if named and head.fact.get("vendor_id") not in named:
+                continue  # a sentence about another company adds nothing to this round
+            for key, value in extra_funding_details(part, a, b).items():
+                if head.fact.get(key) is None:
+                    head.fact[key] = value
+    return rounds
+
+
+_DEAL_WORDS = re.compile(r"\b(?:deal|acquisition|transaction|takeover|purchase)\b|收购|交易", re.IGNORECASE)
+
+
+_THE_DEAL = re.compile(
+    r"\s*(?:The|This) (?:deal|acquisition|transaction|purchase)\b|\s*(?:该|此次|本次)?交易"
+)
+
+
+def _deal_sums(deals: list[Draft], parts: list[Part]) -> list[Draft]:
+    """An acquisition read without its price takes the sum of a sentence that names the same parties and
+    calls it a deal ("... in $20 billion deal")."""
+    for d in deals:
+        if d.fact.get("amount") is not None:
+            continue
+        parties = {d.fact.get("acquirer_id"), d.fact.get("vendor_id")} - {None}
+        for part in parts:
+            for a, b in part.sentences:
+                text = part.norm[a:b]
+                named = {f.id for f in part.found_in(a, b)}
+                sums = money(part, a, b)
+                names = [n for n in (d.fact.get("acquirer_name"), d.fact.get("vendor_name")) if n]
+                refers = (
+                    (parties and parties <= named) or any(n in text for n in names) or _THE_DEAL.match(text)
+                )
+                if sums and refers and _DEAL_WORDS.search(text):
+                    d.fact["amount"], d.fact["currency"] = sums[0].value, sums[0].currency
+                    break
+    return deals
+
+
+def _claimants(claims: list[Draft], parts: list[Part], lexicon: Lexicon) -> list[Draft]:
+    """A claim whose sentence names no claimant takes the one another sentence of the item names
+    ("OpenAI presented the range at Hot Chips")."""
+    if not claims or all(c.fact.get("reported_by_name") for c in claims):
+        return claims
+    for part in parts:
+        for a, b in part.sentences:
+            if any(c.part == part.name and a <= c.start < b for c in claims):
+                continue
+            who = reporter(part, a, b, lexicon)
+            if who is not None:
+                for c in claims:
+                    if not c.fact.get("reported_by_name"):
+                        c.fact["reported_by_id"], c.fact["reported_by_name"] = who.id, who.text
+                return claims
+    return claims
+
+
+def _key(d: Draft) -> tuple:
+    f = d.fact
+
+    def name(prefix: str) -> str | None:
+        return f.get(f"{prefix}_id") or (fold_name(f[f"{prefix}_name"]) if f.get(f"{prefix}_name") else None)
+
+    if d.kind == "funding":
+        return ("funding", name("vendor"), f.get("amount"), f.get("post_money_valuation"))
+    if d.kind == "acquisition":
+        return ("acquisition", name("acquirer"), name("vendor"))
+    if d.kind == "deployment":
+        return ("deployment", name("operator"), name("chip"), f.get("power_mw"), f.get("units"))
+    if d.kind == "benchmark":
+        return ("benchmark", name("chip"), f.get("value"), f.get("value_min"), f.get("unit"), f.get("metric"))
+    return ("launch", name("vendor"), name("chip"))
+
+
+def _unique(drafts) -> list[Draft]:
+    """One draft per fact: the first, with the fields a later copy knows and it does not."""
+    out: dict[tuple, Draft] = {}
+    for d in drafts:
+        first = out.get(_key(d))
+        if first is None:
+            out[_key(d)] = d
+            continue
+        for field, value in d.fact.items():
+            if first.fact.get(field) is None and value is not None:
+                first.fact[field] = value
+    return list(out.values())
+
+
+def _resolve_chips(drafts: list[Draft], lexicon: Lexicon) -> None:
+    """A chip written after its vendor's name ("苹果发布M6") resolves to that vendor's chip."""
+    vendors = {d.fact.get("vendor_id") for d in drafts if d.kind == "launch"} - {None}
+    for d in drafts:
+        for prefix in ("chip", "baseline"):
+            if d.fact.get(f"{prefix}_name") and not d.fact.get(f"{prefix}_id"):
+                for vendor in sorted(vendors):
+                    found = lexicon.chip_of_vendor(vendor, d.fact[f"{prefix}_name"])
+                    if found:
+                        d.fact[f"{prefix}_id"] = found
+                        if d.kind == "launch":
+                            d.fact["new"] = False
+                        break
+
+
+def _proposal(d: Draft, part: Part) -> Proposal:
+    start, end = part.span(d.start, max(d.end, d.start))
+    resolved = [v for k, v in d.fact.items() if k.endswith("_id")]
+    bonus = 0.1 if resolved and all(resolved) else 0.0
+    confidence = round(min(0.95, d.confidence + bonus), 2)
+    return Proposal(d.kind, d.fact, Span(part.name, start, end, part.text[start:end]), confidence)  # type: ignore[arg-type]
+
+
+__all__ = ["FACT_KINDS", "FactKind", "Proposal", "Span", "extract"]

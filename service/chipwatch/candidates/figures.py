@@ -1,0 +1,104 @@
+"""Counts and sums in news text (pure): counted units ("10,000 B200 GPUs", "one million TPUs", "1万张"),
+sums of money (USD and CNY from the quantity reader signals use; euros, pounds, Hong Kong dollars read
+here with the same numeral reader) and sums written without their currency ("估值200亿").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chipwatch.candidates.textparts import Part
+from chipwatch.text.numerals import CHINESE, DIGITS, ENGLISH, read_chinese, read_digits, read_english
+
+_UNIT_NOUNS = (
+    r"(?!(?i:gigawatts?|megawatts?|GW|MW|kW|percent|billion|million|times)\b)"
+    r"(?:[A-Za-z0-9][\w.-]*\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?|XPUs?|systems?|racks?"
+    r"|servers?|cards?|units?|superchips?|processors?)\b"
+)
+_CN_COUNTERS = r"(?:张|颗|块|台|套|片)|卡"
+_COUNT = re.compile(
+    rf"(?<![\w.,])(?P<num>{DIGITS}|{ENGLISH})(?:\s*(?P<mult>thousand|million|billion))?\s+(?={_UNIT_NOUNS})"
+    rf"|(?P<cnum>\d+(?:\.\d+)?|{CHINESE})(?P<cmult>万|亿|千)?(?P<counter>{_CN_COUNTERS})"
+)
+_MULT = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8, "千": 1e3}
+
+
+def _read_number(text: str) -> float | None:
+    if text[0].isdigit():
+        return read_digits(text)
+    if text[0].isascii():
+        return read_english(text)
+    return read_chinese(text)
+
+
+def counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
+    """Counted units in ``norm[a:b]`` ("10,000 B200 GPUs", "one million TPUs", "1万张", "3万卡"):
+    ``(count, start, end)`` in reading order. Years ("2026 chips") are not counts."""
+    out = []
+    for m in _COUNT.finditer(part.norm, a, b):
+        text = m.group("num") or m.group("cnum")
+        value = _read_number(text)
+        if value is None:
+            continue
+        value *= _MULT.get(m.group("mult") or m.group("cmult") or "", 1.0)
+        if m.group("num") and re.fullmatch(r"20\d\d", text):
+            continue
+        out.append((value, m.start(), m.end()))
+    return out
+
+
+_OTHER_MONEY = re.compile(
+    rf"(?P<sym>€|£|HK\$|EUR\s?|GBP\s?|HKD\s?)(?P<num>{DIGITS})\s*(?P<mult>billion|million|bn|m|b)?\b"
+    rf"|(?P<cnum>{DIGITS}|{CHINESE})(?P<cmult>万亿|亿|万)?(?P<csym>港元|港币|欧元|英镑)"
+)
+_OTHER_CURRENCY = {"€": "EUR", "EUR": "EUR", "£": "GBP", "GBP": "GBP", "HK$": "HKD", "HKD": "HKD",
+                   "港元": "HKD", "港币": "HKD", "欧元": "EUR", "英镑": "GBP"}
+_MONEY_MULT = {
+    "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "m": 1e6, "万亿": 1e12, "亿": 1e8, "万": 1e4
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Money:
+    value: float
+    currency: str
+    start: int
+    end: int
+
+
+def money(part: Part, a: int, b: int) -> list[Money]:
+    """Sums of money in ``norm[a:b]`` in reading order: USD and CNY from the quantity reader, euros,
+    pounds and Hong Kong dollars read here with the same numeral reader."""
+    out = [Money(q.value, q.unit, *q.span) for q in part.quantities_in(a, b) if q.unit in ("USD", "CNY")]
+    for m in _OTHER_MONEY.finditer(part.norm, a, b):
+        text = m.group("num") or m.group("cnum")
+        value = _read_number(text)
+        if value is None:
+            continue
+        mult = (m.group("mult") or m.group("cmult") or "").lower()
+        currency = _OTHER_CURRENCY[(m.group("sym") or m.group("csym")).strip()]
+        out.append(Money(value * _MONEY_MULT.get(mult, 1.0), currency, m.start(), m.end()))
+    out.sort(key=lambda x: x.start)
+    return out
+
+
+_BARE_AMOUNT = re.compile(rf"(?P<num>{DIGITS}|{CHINESE})(?P<mult>万亿|亿|万)(?![元美港欧英])")
+
+
+def bare_amount(part: Part, pos: int, hi: int) -> tuple[float, int, int] | None:
+    """A sum written without its currency right after ``pos`` ("估值200亿"): ``(value, start, end)``."""
+    m = _BARE_AMOUNT.match(part.norm, pos, hi)
+    if m is None:
+        m = re.compile(r"[约近超逾达为至]{1,2}").match(part.norm, pos, hi)
+        if m is None:
+            return None
+        return bare_amount(part, m.end(), hi)
+    value = _read_number(m.group("num"))
+    if value is None:
+        return None
+    return value * _MONEY_MULT[m.group("mult")], m.start(), m.end()
+
+
+
+__all__ = ["Money", "bare_amount", "counts", "money"]

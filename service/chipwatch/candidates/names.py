@@ -1,0 +1,332 @@
+"""Names news writes around a verb (pure): the company before "raises", the target after "acquires",
+the place of a deployment, who made a claim. English names are runs of capitalised words without the
+descriptors around them ("AI chip start-up Etched"); Chinese names are the run of characters before the
+verb without the descriptor ending in 公司, 企业... Known entities (the lexicon) win over read names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chipwatch.candidates.lexicon import Lexicon
+from chipwatch.candidates.textparts import CJK, Name, Part, has_cjk
+
+# Words that describe a company rather than name it ("AI chip start-up Etched", "Inference chip maker").
+DESCRIPTORS = frozenset(
+    """a an the its their ai chip chips chipmaker maker makers inference start-up startup start up
+    infrastructure workload management open-source
+    company firm lab labs designer developer provider rival unicorn photonic photonics gpu gpus semiconductor
+    software hardware cloud data center centre chinese china us u.s. american korean south israeli french
+    dutch european british japanese indian german taiwanese saudi canadian new report exclusive
+    accelerator analog edge optical networking interconnect-maker silicon valley-based""".split()
+)
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.&'+:-]*[\w.&'+-]|[A-Za-z0-9]|[" + CJK + r"]+")
+_TOKEN_SPLIT = re.compile(r"\s+")
+
+
+def _is_name_token(token: str) -> bool:
+    """A token that can be part of a proper name in English news: capitalised or with a capital or a
+    digit inside ("d-Matrix", "xAI", "Maia", "200")."""
+    core = token.strip("\"'()\u201c\u201d,:")
+    if not core or not _NAME_TOKEN.fullmatch(core):
+        return False
+    return core[0].isupper() or core[0].isdigit() or any(c.isupper() for c in core[1:]) or has_cjk(core)
+
+
+def _strip_descriptors(tokens: list[str]) -> list[str]:
+    while tokens and tokens[0].strip("\"'\u201c\u201d").lower() in DESCRIPTORS:
+        tokens = tokens[1:]
+    return tokens
+
+
+def _entity_name(part: Part, a: int, b: int, kinds: tuple[str, ...]) -> Name | None:
+    """The last entity of ``kinds`` named inside ``norm[a:b]``."""
+    hits = [f for f in part.found if a <= f.start and f.end <= b and f.kind in kinds]
+    if not hits:
+        return None
+    f = hits[-1]
+    return Name(f.id, part.norm[f.start : f.end], f.start, f.end)
+
+
+_CN_DESCRIPTOR_END = re.compile(r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|领域|旗下)")
+_CN_STOP = re.compile(r"[\s,，:：、（(「“\"]")
+
+
+# Title-case headlines capitalise every word: these never belong to a company's name.
+_NOT_NAME_WORDS = frozenset(
+    """announce announces announced expand expands expanding partnership partnerships strategic deal deals
+    agreement to with plans plan will and power powers powered unveil unveils launch launches deploy deploys
+    deployment says said claims new first exclusive report update how why what is are as after amid for
+    from in on at by advances advance helps help brings bring reports completes teams team up signs""".split()
+)
+_PLACE_NAMES = frozenset(
+    """texas pennsylvania wyoming ohio iowa arizona georgia virginia oregon nevada utah louisiana tennessee
+    oklahoma memphis abilene dallas chicago phoenix atlanta munich berlin frankfurt paris london helsinki
+    finland sweden norway france germany japan india korea malaysia singapore taiwan europe saudi arabia
+    abu dhabi dubai qatar uae canada australia brazil mexico spain italy iceland denmark netherlands
+    ireland israel indonesia california washington york""".split()
+)
+
+
+_ADVERBS = re.compile(
+    r"(?:\s(?:recently|today|now|also|has|have|had|just|officially|finally|quietly|reportedly))+$"
+)
+
+
+def _is_place(text: str) -> bool:
+    return all(w.lower() in _PLACE_NAMES or w.lower() in ("new", "city", "oklahoma") for w in text.split())
+
+
+def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor",)) -> Name | None:
+    """The subject written just before ``pos`` (the verb) within ``norm[lo:pos]``: a known entity of
+    ``kinds`` ending there, else the proper name (English) or the word run (Chinese) before the verb,
+    with descriptors ("AI chip start-up", "芯片设计公司") and an aside (", founded by ..., ", "— ... —")
+    left out. Places are no subjects."""
+    norm = part.norm
+    before = _ADVERBS.sub("", norm[lo:pos].rstrip())
+    for mark in (",", "-"):
+        if before.endswith(mark):  # "MatX, founded by former Google TPU engineers, lands": skip the aside
+            cut = before[:-1].rfind(mark)
+            if cut >= 0:
+                before = before[:cut].rstrip()
+    end = lo + len(before)
+    if before and (has_cjk(before[-1]) or re.search(r"[" + CJK + r"][A-Za-z0-9]+$", before)):
+        return _cjk_name_before(part, lo, end, kinds)
+    known = _entity_name(part, max(lo, end - 40), end, kinds)
+    tokens = _TOKEN_SPLIT.split(before)
+    run: list[str] = []
+    i = len(tokens) - 1
+    while i >= 0:
+        token = tokens[i]
+        bare = token.rstrip(",")
+        if bare.lower() == "of" and run and i > 0 and _is_name_token(tokens[i - 1]):
+            run.append(bare)
+            i -= 1
+            continue
+        if not _is_name_token(bare) or bare.lower() in _NOT_NAME_WORDS or (token.endswith(",") and run):
+            break
+        run.append(bare)
+        i -= 1
+    run = _strip_descriptors(list(reversed(run)))
+    while run and (run[0].lower() == "of" or (len(run) > 1 and run[0].endswith(("'s", "\u2019s")))):
+        run = run[1:]  # "Korea's DeepX": the possessive names where, not who
+    while run and re.fullmatch(r"[\d.,]+|MW|GW|kW|MWh|GWh", run[-1]):
+        run = run[:-1]  # "first 200 MW goes live": a figure is no name
+    text = " ".join(t.strip("\"'\u201c\u201d()") for t in run).strip()
+    if text.endswith(("'s", "\u2019s")):
+        text = text[:-2]
+    if known is not None and (not text or known.end >= end - 3):
+        return known
+    if not text or len(text) > 60 or _is_place(text):
+        return None
+    return Name(None, text, end - len(text), end)
+
+
+def _cjk_name_before(part: Part, lo: int, end: int, kinds: tuple[str, ...]) -> Name | None:
+    norm = part.norm
+    known = [f for f in part.found if lo <= f.start and f.end <= end and f.kind in kinds and end - f.end <= 1]
+    if known:
+        f = known[-1]
+        return Name(f.id, norm[f.start : f.end], f.start, f.end)
+    start = end
+    while start > lo and not _CN_STOP.match(norm[start - 1]):
+        start -= 1
+    run = norm[start:end]
+    m = _CN_DESCRIPTOR_END.match(run)
+    if m:
+        start += m.end()
+        run = norm[start:end]
+    for prefix in ("据报道", "消息称", "报道称", "宣布", "官宣"):
+        if run.startswith(prefix):
+            start += len(prefix)
+            run = run[len(prefix) :]
+    if not 2 <= len(run) <= 16:
+        return None
+    inner = [f for f in part.found if start <= f.start and f.end <= end and f.kind in kinds]
+    if inner and inner[0].start == start:
+        return Name(inner[0].id, norm[inner[0].start : inner[0].end], inner[0].start, inner[0].end)
+    return Name(None, run, start, end)
+
+
+_OBJECT_STOP = frozenset(
+    "for in to at with from and as after amid on by of over under its the a an 's that which who".split()
+)
+# Words that name a business of a company rather than the company ("ZT Systems Data Center ... Business").
+_BUSINESS_WORDS = frozenset(
+    "data center centre infrastructure manufacturing business unit division operations assets arm team"
+    .split()
+)
+_TITLE_DESCRIPTORS = frozenset(
+    "provider maker developer designer startup start-up company firm specialist supplier vendor".split()
+)
+
+
+def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor",)) -> Name | None:
+    """The object written just after ``pos`` within ``norm[pos:hi]``: a known entity of ``kinds`` at its
+    start, else the proper name after a few lower-case descriptors ("chip start-up Rivos"), stopped by a
+    preposition, a comma or a possessive ("Groq's assets" -> Groq)."""
+    norm = part.norm
+    text = norm[pos:hi]
+    lead = len(text) - len(text.lstrip())
+    if has_cjk(text[lead : lead + 1]) or re.match(r"\s*[A-Za-z0-9]+[" + CJK + "]", text):
+        return _cjk_name_after(part, pos + lead, hi, kinds)
+    offset = pos + lead
+    skipped = 0
+    for m in re.finditer(r"\S+", text):
+        word = m.group().strip("\"'\u201c\u201d(),")
+        if (_is_name_token(word) and word.lower() not in DESCRIPTORS) or skipped >= 5:
+            break
+        if word.lower() not in DESCRIPTORS and word.lower() not in ("its", "the", "a", "an", "rival", "chip"):
+            return None
+        skipped += 1
+        offset = pos + m.end()
+    known = [f for f in part.found if offset <= f.start <= offset + 2 and f.end <= hi and f.kind in kinds]
+    if known:
+        f = known[0]
+        return Name(f.id, norm[f.start : f.end], f.start, f.end)
+    tokens: list[str] = []
+    start = offset + (len(norm[offset:hi]) - len(norm[offset:hi].lstrip()))
+    for m in re.finditer(r"\S+", norm[start:hi]):
+        word = m.group()
+        bare = word.rstrip(",.;:!?")
+        possessive = bare.endswith(("'s", "\u2019s"))
+        if possessive:
+            bare = bare[:-2]
+        bare = bare.strip("\"'\u201c\u201d()")
+        if not bare or bare.lower() in _OBJECT_STOP or not _is_name_token(bare):
+            break
+        if tokens and bare.lower() in _BUSINESS_WORDS:
+            break
+        tokens.append(bare)
+        if possessive or word != word.rstrip(",.;:!?") or len(tokens) >= 5:
+            break
+    if not tokens:
+        return None
+    # Title case: "Open-Source Workload Management Provider SchedMD" names SchedMD.
+    cut = max((i + 1 for i, t in enumerate(tokens[:-1]) if t.lower() in _TITLE_DESCRIPTORS), default=0)
+    start += len(" ".join(tokens[:cut])) + (1 if cut else 0)
+    tokens = tokens[cut:]
+    name = " ".join(tokens)
+    hit = [f for f in part.found if f.start == start and f.kind in kinds]
+    if hit:
+        return Name(hit[0].id, norm[hit[0].start : hit[0].end], hit[0].start, hit[0].end)
+    return Name(None, name, start, start + len(name))
+
+
+def _cjk_name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...]) -> Name | None:
+    norm = part.norm
+    end = pos
+    while end < hi and not _CN_STOP.match(norm[end]) and norm[end] not in "。；的":
+        end += 1
+    run = norm[pos:end]
+    m = _CN_DESCRIPTOR_END.match(run)
+    if m:
+        pos += m.end()
+        run = norm[pos:end]
+    known = [f for f in part.found if pos <= f.start < end and f.kind in kinds]
+    if known and known[0].start == pos:
+        f = known[0]
+        return Name(f.id, norm[f.start : f.end], f.start, f.end)
+    if not 2 <= len(run) <= 16 or run.startswith(("一家", "某", "多家", "数家")):
+        return None
+    return Name(None, run, pos, end)
+
+
+
+
+_PLACE_WORDS = (
+    "Texas|Pennsylvania|Wyoming|Ohio|Iowa|Arizona|Georgia|Virginia|Oregon|Nevada|Utah|Louisiana|Tennessee"
+    "|Oklahoma|Wisconsin|Michigan|Indiana|Memphis|Abilene|Dallas|Chicago|Phoenix|Atlanta|Munich|Berlin"
+    "|Frankfurt|Paris|London|Helsinki|Stockholm|Oslo|Norway|Finland|Sweden|France|Germany|Japan|India|Korea"
+    "|Malaysia|Singapore|Taiwan|Europe|Saudi Arabia|Abu Dhabi|Dubai|Qatar|UAE|Canada|Australia|Brazil|Mexico"
+    "|Spain|Italy|Portugal|Iceland|Denmark|Netherlands|Ireland|Scotland|Wales|Israel|Indonesia|Thailand"
+    "|Vietnam|Kenya|South Africa|Chile|Oklahoma City|New York|New Jersey|California|Washington"
+)
+_PLACE = re.compile(
+    rf"\b(?:in|at|near)\s+(?P<a>(?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+){{0,2}})"
+    rf"|\b(?P<b>{_PLACE_WORDS})"
+    rf"(?=\s(?:[A-Za-z]+\s){{0,2}}(?:data cent|AI factory|cluster|campus|site|region))"
+    rf"|(?:在|于|位于)(?P<c>[{CJK}]{{2,5}}?)(?=部署|建设|上线|落地|投运|建成)"
+)
+_CN_SITE = re.compile(r"数据中心|超算中心|智算中心|算力中心")
+_NOT_PLACES = frozenset(
+    "January February March April May June July August September October November December Q1 Q2 Q3 Q4 "
+    "The A An Azure Its This That Llama DeepSeek Hot Chips".split()
+)
+
+
+def place_in(part: Part, a: int, b: int) -> str | None:
+    """The first place named in ``norm[a:b]`` ("in Oklahoma City", "Pennsylvania data center",
+    "在呼和浩特部署", "张北数据中心"), else None."""
+    norm = part.norm
+    found = []
+    for m in _PLACE.finditer(norm, a, b):
+        text = m.group("a") or m.group("b") or m.group("c")
+        if text.split()[0] not in _NOT_PLACES:
+            found.append((m.start(), text))
+    for m in _CN_SITE.finditer(norm, a, b):
+        start = m.start()
+        while start > max(a, m.start() - 4) and re.match(f"[{CJK}]", norm[start - 1]) and not any(
+            f.start <= start - 1 < f.end for f in part.found
+        ) and norm[start - 1] not in "云的在于和与及":
+            start -= 1
+        if m.start() - start >= 2:
+            found.append((start, norm[start : m.start()]))
+    return min(found)[1] if found else None
+
+
+_SAYS = (
+    r"(?:says|said|claims|claimed|reports|reported|measures|measured|finds|found|estimates|announced"
+    r"|presented|presents)"
+)
+_REPORTER_AFTER = re.compile(
+    rf",\s*(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|\baccording to\s(?P<who2>(?:[A-Z][\w-]*\s?){{1,3}})"
+    rf"|\b(?:measured|verified|tested|benchmarked|confirmed|reproduced)\b[^.]{{0,40}}?\bby\s(?P<who4>(?:[A-Z][\w-]*\s?){{1,3}})"
+)
+_REPORTER_BEFORE = re.compile(rf"(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|^(?P<who3>[A-Z][\w-]+):\s")
+_CN_REPORTER = re.compile(r"(?P<who>[" + CJK + r"A-Za-z]{2,12}?)(?:称|表示|测得|宣称|声称|披露)")
+
+
+_UNNAMED_SAYS = re.compile(rf",\s*(?:and\s|the\scompany\s|company\s)?{_SAYS}\b", re.IGNORECASE)
+_QUOTED_FIGURE = re.compile(r"(?:'s|\u2019s)\b.{0,40}?\b(?:figure|claim|number)s?\b", re.IGNORECASE)
+
+
+def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
+    """Who a sentence says made its claim ("Etched says ...", "..., CoreWeave measures", "Nvidia: ...",
+    "英伟达称", "according to X"; "Microsoft introduces ..., claims 3x": the sentence's subject), else
+    None. A sentence about someone else's figure ("finds X's 104.3x figure rests on ...") names none."""
+    norm = part.norm
+    if _QUOTED_FIGURE.search(norm, a, b):
+        return None
+    if _UNNAMED_SAYS.search(norm, a, b):
+        subject = re.match(r"\s*((?:[A-Z][\w-]*\s?){1,3})", norm[a:b])
+        if subject:
+            s, e = a + subject.start(1), a + subject.end(1)
+            hits = [f for f in part.found if s <= f.start < e and f.kind == "vendor"]
+            if hits:
+                return Name(hits[0].id, norm[hits[0].start : hits[0].end], hits[0].start, hits[0].end)
+            words = subject.group(1).split()
+            text = words[0]
+            return Name(lexicon.lookup(text, "vendor"), text, s, s + len(text))
+    for pattern in (_REPORTER_AFTER, _REPORTER_BEFORE, _CN_REPORTER):
+        m = pattern.search(norm, a, b)
+        if m is None:
+            continue
+        group = next(g for g in ("who", "who2", "who3", "who4") if g in m.groupdict() and m.group(g))
+        s, e = m.span(group)
+        text = norm[s:e].strip()
+        hits = [f for f in part.found if s <= f.start and f.end <= e + 1]
+        if hits and hits[-1].kind == "vendor":
+            return Name(hits[-1].id, norm[hits[-1].start : hits[-1].end], hits[-1].start, hits[-1].end)
+        if hits:
+            continue  # "MLPerf: ...": a benchmark names where a figure comes from, not who claims it
+        words = [w for w in text.split() if w.lower() not in DESCRIPTORS]
+        if not words or words[0] in ("It", "The", "This", "That", "He", "She", "They", "We", "Company"):
+            continue
+        text = " ".join(words)
+        return Name(lexicon.lookup(text, "vendor"), text, s, e)
+    return None
+
+
+
+__all__ = ["DESCRIPTORS", "name_after", "name_before", "place_in", "reporter"]

@@ -1,0 +1,262 @@
+"""Benchmark claims and chip launches read from news text, English and Chinese (pure: no I/O).
+
+Benchmark claims: a figure of performance (a ratio "3.2x", "30倍"; a throughput or speed in tok/s; a
+latency in ms; a percentage) with the chip it is claimed for, the chip it is compared against ("than
+H100", "of MI300X", "较GB200", "是GB300的"), the metric the words around it name, and who made the claim
+("Etched says", "CoreWeave measures", "英伟达称"). A sentence that only restates a baseline ("compares
+with 535 tok/s", "down from 21 ms") is no claim; "from 21 ms to 14 ms" claims 14 ms.
+
+Launches: a vendor before a verb of launching ("unveils", "launches", "announces", "ships", "is now
+generally available", 发布, 推出) and the chip or system named after it. A name with no digit and no
+quotes must be followed by a hardware word ("Crescent Island inference GPU", "Ironwood, its ... TPU").
+"""
+
+from __future__ import annotations
+
+import re
+
+from chipwatch.candidates.chips import chip_names
+from chipwatch.candidates.lexicon import Lexicon
+from chipwatch.candidates.names import name_before, reporter
+from chipwatch.candidates.textparts import Draft, Name, Part
+from chipwatch.text.numerals import read_digits
+
+_CLAIM_UNITS = ("x", "tok/s", "tok/s/user", "tok/s/kW", "tok/s/MW", "ms")
+_RANGE_GAP = re.compile(r"\s*(?:to|-|~|至|到)\s*")
+_PERCENT = re.compile(r"(?<![A-Za-z0-9_.])(?P<num>\d+(?:\.\d+)?)\s?(?:%|percent\b)")
+_COMPARATOR = re.compile(
+    r"\b(?:than|of|over|versus|vs\.?|against|compared (?:with|to)|beats?|trails?|outperforms?|matches)\s"
+    r"|较|比|相比|是|为|达到|相当于",
+    re.IGNORECASE,
+)
+_CN_OF = re.compile(r"的\s*$")
+_BASELINE_ONLY = re.compile(
+    r"\b(?:compares? with|compared with|versus|against|baseline|down from|up from|for the (?:fastest|best))\b"
+    r"|相比之下|基线|此前为",
+    re.IGNORECASE,
+)
+_FROM_TO = re.compile(
+    r"(?:\bfrom\b|从)[^.。]{1,30}?(?:\bto\b|降至|降到|提升至|提高到|增至|升至)\s*$", re.IGNORECASE
+)
+_FROM = re.compile(r"(?:\bfrom\s*|从\s*)$", re.IGNORECASE)
+_CLAIM_VERB = (
+    r"(?:is|are|was|delivers|delivered|achieves|achieved|offers|runs|ran|hits|beats|trails|posts|posted|shows"
+    r"|gives|matches|outperforms|cuts|serves|reaches|provides|doubles)"
+)
+_NAMED_SUBJECT = re.compile(
+    rf"(?P<name>[A-Z][\w-]*[a-z][\w-]*)(?:\s(?:TPU|GPU|chip|accelerator|system|NPU))?\s{_CLAIM_VERB}\b"
+)
+_NAMED_BASELINE = re.compile(r"(?P<name>[A-Z][\w-]*[a-z][\w-]*|[A-Z]\d[\w-]*)")
+_NOT_SUBJECTS = frozenset({"The", "It", "This", "That", "Its", "Company", "Each", "Down", "Up", "InferenceX"})
+
+
+def _metric(text: str, unit: str) -> str:
+    """The metric of a claim from its unit and the words of its sentence (the labels' vocabulary)."""
+    t = text.lower()
+    if unit == "tok/s/user" or re.search(r"per user|single-user|single user|单用户|每用户|interactivity", t):
+        return "speed"
+    if unit in ("tok/s/kW", "tok/s/MW") or re.search(
+        r"per (?:watt|kw|mw|megawatt|kilowatt)|per-(?:kw|mw|watt)|perf(?:ormance)?/w|efficiency"
+        r"|能效|每瓦|每兆瓦|每千瓦",
+        t,
+    ):
+        return "throughput_per_power"
+    if unit == "ms" or re.search(r"latency|ttft|tpot|time to first token|延迟|时延", t):
+        return "latency"
+    if re.search(r"\bcost|per dollar|cheaper|price-performance|成本", t):
+        return "cost"
+    if unit == "tok/s" or re.search(r"throughput|吞吐", t):
+        return "throughput"
+    return "performance"
+
+
+def _figures(part: Part, a: int, b: int) -> list[tuple[float | None, float | None, str, int, int]]:
+    """Claim figures in ``norm[a:b]``: ``(value_min, value_max, unit, start, end)``; a range gives one
+    figure with both ends."""
+    by_span: dict[tuple[int, int], list] = {}
+    for q in part.quantities_in(a, b):
+        if q.unit in _CLAIM_UNITS:
+            by_span.setdefault(q.span, []).append(q)
+    out = []
+    for (s, e), qs in by_span.items():
+        values = [q.value for q in qs]
+        out.append((min(values), max(values), qs[0].unit, s, e))
+    for m in _PERCENT.finditer(part.norm, a, b):
+        value = read_digits(m.group("num"))
+        if value is not None:
+            out.append((value, value, "%", m.start(), m.end()))
+    out.sort(key=lambda f: f[3])
+    merged: list = []
+    for fig in out:  # "1.5x to 1.9x": one figure, a range
+        if merged and merged[-1][2] == fig[2] and _RANGE_GAP.fullmatch(part.norm[merged[-1][4] : fig[3]]):
+            last = merged[-1]
+            merged[-1] = (min(last[0], fig[0]), max(last[1], fig[1]), fig[2], last[3], fig[4])
+        else:
+            merged.append(fig)
+    return merged
+
+
+def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
+    norm = part.norm
+    for chip in chips:
+        if chip.start >= at:
+            break
+        lead = norm[max(a, chip.start - 16) : chip.start]
+        if _COMPARATOR.search(lead[-10:]) and not re.search(r"[\u3400-\u9fff]", lead[-1:] or "x"):
+            continue
+        if re.search(r"(?:较|比|是|为|达到)\s*$", lead):
+            continue
+        return chip
+    m = None
+    for m in _NAMED_SUBJECT.finditer(norm, a, at):  # noqa: B007 - the last one before the figure
+        pass
+    if m is not None and m.group("name") not in _NOT_SUBJECTS:
+        return Name(None, m.group("name"), m.start("name"), m.end("name"))
+    return None
+
+
+def _baseline(part: Part, chips: list[Name], subject: Name, a: int, b: int, fig_end: int) -> Name | None:
+    norm = part.norm
+    for chip in chips:
+        if chip.start <= subject.start or chip is subject:
+            continue
+        lead = norm[max(subject.end, chip.start - 14) : chip.start]
+        if _COMPARATOR.search(lead) or chip.start - fig_end in (0, 1):
+            return chip
+    for m in _COMPARATOR.finditer(norm, subject.end, b):
+        n = _NAMED_BASELINE.match(norm, m.end())
+        name = n.group("name") if n else ""
+        if n and name not in _NOT_SUBJECTS and name.lower() not in ("gpus", "the", "its"):
+            return Name(None, n.group("name"), n.start(), n.end())
+    return None
+
+
+def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -> list[Draft]:
+    """Benchmark claims in ``part``; ``context`` carries the subject, baseline and reporter of the item's
+    first claim to sentences that refer back to it ("The company also claimed a 35x lower cost")."""
+    out: list[Draft] = []
+    context = context if context is not None else {}
+    for a, b in part.sentences:
+        figures = _figures(part, a, b)
+        if not figures:
+            continue
+        text = part.norm[a:b]
+        chips = chip_names(part, a, b, lexicon)
+        said = reporter(part, a, b, lexicon)
+        for lo, hi, unit, s, e in figures:
+            before = part.norm[max(a, s - 40) : s]
+            if _FROM.search(before) or (_BASELINE_ONLY.search(part.norm[max(a, s - 30) : s]) and chips == []):
+                continue
+            subject = _subject(part, chips, a, s)
+            inherited = False
+            if subject is None:
+                if not context or _BASELINE_ONLY.search(text):
+                    continue
+                subject, inherited = context["subject"], True
+            base = context.get("baseline") if inherited else _baseline(part, chips, subject, a, b, e)
+            who = said or (context.get("reporter") if inherited else None)
+            fact = {
+                "chip_id": subject.id,
+                "chip_name": subject.text,
+                "metric": _metric(text, unit),
+                "value": lo if lo == hi else None,
+                "value_min": lo if lo != hi else None,
+                "value_max": hi if lo != hi else None,
+                "unit": unit,
+                "baseline_id": base.id if base else None,
+                "baseline_name": base.text if base else None,
+                "reported_by_id": who.id if who else None,
+                "reported_by_name": who.text if who else None,
+            }
+            start = s if inherited else min(subject.start, s)
+            out.append(Draft("benchmark", fact, part.name, start, e, 0.5 if inherited else 0.7))
+            if not context:
+                context.update(subject=subject, baseline=base, reporter=who)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Launches
+
+_LAUNCH = re.compile(
+    r"\b(?:launch(?:es|ed)?|unveil(?:s|ed)?|announc(?:es|ed)|introduc(?:es|ed)|debut(?:s|ed)|releas(?:es|ed)"
+    r"|ships|shipped|showcas(?:es|ed)|rolls out|rolled out|reveal(?:s|ed)|presents|presented|shows|showed)\b"
+    r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)",
+    re.IGNORECASE,
+)
+_OBJECT_DESCRIPTORS = re.compile(
+    r"\s*(?:(?:(?:its|the|a|an|new|next-generation|next-gen|first|custom|own|latest|flagship|\S+-generation"
+    r"|Instinct|AI|inference|data center)\b"
+    r"|新一代|第\S代|自研|旗舰|高性能|云端|推理|训练|人工智能|大模型|GPU|芯片)\s*)*",
+    re.IGNORECASE,
+)
+_HARDWARE_AFTER = re.compile(
+    r"^[\s,]*(?:(?:its|a|an|the)\s)?(?:[\w-]+\s){0,4}?(?:chips?|GPUs?|TPUs?|NPUs?|accelerators?|processors?"
+    r"|systems?|racks?|platform|cards?|superchips?|SoCs?|servers?|supercomputer)\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"[\"\u201c](?P<name>[A-Z][\w -]{1,30})[\"\u201d]")
+_TITLE_NAME = re.compile(r"(?P<name>[A-Z][\w-]*(?:\s(?:[A-Z][\w-]*|\d{1,4}))?)")
+
+
+def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
+    """The chips named as the object of a launch verb ending at ``pos``."""
+    norm = part.norm
+    skip = _OBJECT_DESCRIPTORS.match(norm, pos, b)
+    start = skip.end() if skip else pos
+    while start < b and norm[start] == " ":
+        start += 1
+    chips = [c for c in chip_names(part, start, b, lexicon)]
+    out: list[Name] = []
+    if chips and chips[0].start <= start + 1:
+        out.append(chips[0])
+        for c in chips[1:]:
+            gap = norm[out[-1].end : c.start]
+            if re.fullmatch(r"\s*(?:and|,|&|和|与|及|、)\s*", gap):
+                out.append(c)
+            else:
+                break
+        return out
+    q = _QUOTED.match(norm, start, b)
+    if q:
+        name = q.group("name")
+        return [Name(lexicon.lookup(name, "chip"), name, q.start("name"), q.end("name"))]
+    t = _TITLE_NAME.match(norm, start, b)
+    if t and any(f.kind == "model" for f in part.found_in(t.start(), t.end() + 1)):
+        return []
+    if t and (re.search(r"\d", t.group("name")) or _HARDWARE_AFTER.match(norm[t.end() : b])):
+        name = t.group("name")
+        return [Name(lexicon.lookup(name, "chip"), name, t.start(), t.end())]
+    return []
+
+
+def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
+    """Launches in ``part``: one draft per chip named after a launch verb."""
+    out: list[Draft] = []
+    for a, b in part.sentences:
+        for verb in _LAUNCH.finditer(part.norm, a, b):
+            if verb.group("ga"):  # "The NVIDIA RTX PRO 5000 ... GPU is now generally available"
+                chips = [c for c in chip_names(part, a, verb.start(), lexicon)][:1]
+                vendors = [f for f in part.found_in(a, verb.start()) if f.kind == "vendor"]
+                maker = Name(vendors[0].id, part.norm[vendors[0].start : vendors[0].end], vendors[0].start,
+                             vendors[0].end) if vendors else None
+            else:
+                chips = _launched(part, verb.end(), b, lexicon)
+                maker = name_before(part, a, verb.start())
+            if maker is None and chips and chips[0].id:
+                vendor_id = lexicon.vendor_of(chips[0].id)
+                if vendor_id:
+                    maker = Name(vendor_id, vendor_id, chips[0].start, chips[0].start)
+            if maker is None:
+                continue
+            for chip in chips:
+                chip_id = chip.id or lexicon.chip_of_vendor(maker.id, chip.text)
+                fact = {"vendor_id": maker.id, "vendor_name": maker.text, "chip_id": chip_id,
+                        "chip_name": chip.text, "new": chip_id is None}
+                out.append(Draft("launch", fact, part.name, min(maker.start, verb.start()), chip.end, 0.7))
+            if chips:
+                break
+    return out
+
+
+__all__ = ["read_benchmarks", "read_launches"]

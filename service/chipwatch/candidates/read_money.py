@@ -1,0 +1,319 @@
+"""Funding rounds and acquisitions read from news text, English and Chinese (pure: no I/O).
+
+Funding: a company before a verb of raising ("raises", "secures", "closes", "lands", 完成/获得 ... 融资,
+募资) and a sum after it; the valuation from "valued at", "valuation", 估值 anywhere in the item; the round
+from explicit words (Series C, seed, pre-IPO, IPO, strategic, B轮, 战略). "X invests $N in Y" is a
+round of Y. Acquisitions: buyer before "acquires", "buys", "to acquire", 收购; target after it; a
+divestiture "of X to Y" is Y buying X. Talks, plans and rumours are not facts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chipwatch.candidates.figures import Money, bare_amount, money
+from chipwatch.candidates.lexicon import Lexicon
+from chipwatch.candidates.names import name_after, name_before
+from chipwatch.candidates.textparts import CJK, Draft, Name, Part
+
+_NOT_YET = re.compile(
+    r"\b(?:in talks|talks to|seeking|seeks|said to be|is said to|considering|weighs|weighing|plans to raise"
+    r"|in discussions|could raise|may raise|looking to|exploring|explores|would raise|aims to raise"
+    r"|rumou?red|in early talks)\b|洽谈|寻求|拟融资|考虑|传闻|或将|计划融资",
+    re.IGNORECASE,
+)
+_RAISE = re.compile(
+    r"\b(?:raises|raised|raising|secures|secured|closes|closed|lands|landed|nabs|bags|snags|completes|completed"
+    r"|pulls in|picks up|gets|receives|wins)\b",
+    re.IGNORECASE,
+)
+_NOT_FUNDING = re.compile(
+    r"\b(?:capex|capital expenditure|spending|guidance|forecast|outlook|prices?|pricing|revenue|dividend"
+    r"|stake|target|rates?|bets?|concerns?|questions?|acquisition|deal to buy)\b",
+    re.IGNORECASE,
+)
+_FUNDING_WORDS = re.compile(
+    r"\b(?:round|funding|series|seed|financing|investment|ipo|raise)\b", re.IGNORECASE
+)
+_INVESTS = re.compile(r"\b(?:invests|invested|investing|to invest|will invest)\b", re.IGNORECASE)
+_VALUED = re.compile(
+    r"\b(?:valued at|valuing (?:\S+\s){0,10}?at|values? (?:\S+\s){0,10}?at|valuation (?:of|to|at)"
+    r"|(?:post-money\s)?valuation(?: of)?|at an? )"
+    r"\s*(?:about |around |roughly |nearly |over |more than |some )?$",
+    re.IGNORECASE,
+)
+_VALUATION_AFTER = re.compile(r"^\s*(?:post-money\s*)?(?:valuation|post-money)", re.IGNORECASE)
+_TOTAL = re.compile(r"\b(?:total|totals|in total|to date|so far|cumulative)\b[^.]{0,30}$", re.IGNORECASE)
+_CN_RAISE = re.compile(
+    r"(?:宣布)?(?:完成|获得|获|斩获|拿下|迎来)(?=[^。；]{0,30}(?:融资|投资|定增|定向增发))|募资|募集资金"
+)
+_CN_VALUATION = re.compile(r"估值")
+_ROUND = re.compile(
+    r"\bSeries\s(?P<series>[A-H])(?P<tail>\+|\d)?(?![\w])|(?P<preipo>\bpre-IPO\b|Pre-IPO轮)|(?P<prea>Pre-A\+?轮)"
+    r"|(?P<seed>\bseed\b|种子轮)|(?P<angel>\bangel\b|天使轮)|(?P<ipo>\bIPO\b|上市募资|募资)"
+    r"|(?P<strategic>\bstrategic (?:round|investment|funding)\b|战略融资|战略投资)"
+    r"|(?<![A-Za-z])(?P<cn>[A-H])(?P<cntail>\+)?轮",
+    re.IGNORECASE,
+)
+
+
+def round_type(text: str) -> str | None:
+    """The round named in ``text`` ("Series C1" -> series_c, "B+轮" -> series_b_plus), else None."""
+    m = _ROUND.search(text)
+    if m is None:
+        return None
+    if m.group("series") or m.group("cn"):
+        letter = (m.group("series") or m.group("cn")).lower()
+        plus = (m.group("tail") or m.group("cntail")) == "+"
+        return f"series_{letter}" + ("_plus" if plus else "")
+    for group, value in (("preipo", "pre_ipo"), ("prea", "pre_a"), ("seed", "seed"), ("angel", "angel"),
+                         ("ipo", "ipo"), ("strategic", "strategic")):
+        if m.group(group):
+            return value
+    return None
+
+
+def _is_valuation(part: Part, m: Money, lo: int) -> bool:
+    before = part.norm[max(lo, m.start - 100) : m.start]
+    after = part.norm[m.end : m.end + 30]
+    if _CN_VALUATION.search(part.norm[max(lo, m.start - 6) : m.start]):
+        return True
+    return bool(_VALUED.search(before) or _VALUATION_AFTER.match(after))
+
+
+def _valuation(part: Part, a: int, b: int, currency: str | None) -> float | None:
+    """The valuation stated in ``norm[a:b]`` (a sum after "valued at", 估值...), else None."""
+    for m in money(part, a, b):
+        if _is_valuation(part, m, a) and not _TOTAL.search(part.norm[max(a, m.start - 40) : m.start]):
+            return m.value
+    for vm in _CN_VALUATION.finditer(part.norm, a, b):
+        found = bare_amount(part, vm.end(), b)
+        if found is not None:
+            return found[0]
+    return None
+
+
+def _company(name: Name | None) -> dict:
+    if name is None:
+        return {}
+    return {"vendor_id": name.id, "vendor_name": name.text}
+
+
+def read_funding(part: Part, lexicon: Lexicon) -> list[Draft]:
+    """Funding rounds stated in ``part``'s sentences (one per sentence at most)."""
+    out: list[Draft] = []
+    for a, b in part.sentences:
+        text = part.norm[a:b]
+        if _NOT_YET.search(text):
+            continue
+        draft = _english_round(part, a, b) or _chinese_round(part, a, b) or _investment(part, a, b)
+        if draft is not None:
+            out.append(draft)
+    return out
+
+
+def _english_round(part: Part, a: int, b: int) -> Draft | None:
+    norm = part.norm
+    for verb in _RAISE.finditer(norm, a, b):
+        chinese = re.search(f"[{CJK}]", norm[a:b]) is not None
+        sums = [
+            m for m in money(part, verb.end(), b)
+            if m.currency != "CNY" or "yuan" in norm[m.start : m.end] or not chinese
+        ]
+        if not sums:
+            continue
+        first = sums[0]
+        between = norm[verb.end() : first.start]
+        after = norm[first.end :].lstrip()
+        if len(between) > 40 or _NOT_FUNDING.search(between) or _NOT_FUNDING.match(after):
+            continue
+        weak = verb.group().lower() in ("completes", "completed", "gets", "receives", "wins")
+        if weak and not _FUNDING_WORDS.search(norm[verb.end() : b]):
+            continue
+        company = name_before(part, a, verb.start())
+        if company is None:
+            continue
+        amount = None if _is_valuation(part, first, a) else first
+        valuation = _valuation(part, verb.end(), b, first.currency)
+        if amount is None and valuation is None:
+            continue
+        fact = {
+            **_company(company),
+            "amount": amount.value if amount else None,
+            "currency": (amount or first).currency,
+            "round_type": round_type(norm[a:b]),
+            "post_money_valuation": valuation,
+        }
+        return Draft("funding", fact, part.name, company.start, max(first.end, verb.end()), 0.8)
+    # "X valued at $N after new funding round": a valuation with no sum raised
+    m = re.search(r"\b(?:valued at|valuation (?:tops|hits|reaches|of))\b", norm[a:b], re.IGNORECASE)
+    if m and _FUNDING_WORDS.search(norm[a:b]):
+        verb_at = a + m.start()
+        sums = money(part, verb_at, b)
+        company = name_before(part, a, verb_at)
+        if sums and company is not None:
+            fact = {**_company(company), "amount": None, "currency": sums[0].currency,
+                    "round_type": round_type(norm[a:b]), "post_money_valuation": sums[0].value}
+            return Draft("funding", fact, part.name, company.start, sums[0].end, 0.6)
+    return None
+
+
+def _investment(part: Part, a: int, b: int) -> Draft | None:
+    """"Nvidia invests $5 billion in Intel": a round of the company invested in."""
+    norm = part.norm
+    for verb in _INVESTS.finditer(norm, a, b):
+        sums = money(part, verb.end(), min(b, verb.end() + 30))
+        if not sums:
+            continue
+        tail = re.match(r"\s*(?:in|into)\s", norm[sums[0].end : b])
+        if tail is None:
+            continue
+        company = name_after(part, sums[0].end + tail.end(), b)
+        if company is None or re.match(r"(?:US|U\.S\.|American|data|new|its)\b", company.text):
+            continue
+        fact = {**_company(company), "amount": sums[0].value, "currency": sums[0].currency,
+                "round_type": round_type(norm[a:b]), "post_money_valuation": None}
+        return Draft("funding", fact, part.name, verb.start(), company.end, 0.7)
+    return None
+
+
+_CN_LISTING = re.compile(r"科创板|港股|A股|北交所|创业板|IPO|上市|募资")
+
+
+def _chinese_round(part: Part, a: int, b: int) -> Draft | None:
+    norm = part.norm
+    verb = _CN_RAISE.search(norm, a, b)
+    if verb is None:
+        return None
+    subject_end = verb.start()
+    if verb.group().startswith("募"):
+        listing = _CN_LISTING.search(norm, a, verb.end())
+        subject_end = listing.start() if listing else verb.start()
+    company = name_before(part, a, subject_end)
+    if company is None:
+        return None
+    sums = [m for m in money(part, verb.start(), b) if not _is_valuation(part, m, a)]
+    valuation = _valuation(part, verb.start(), b, None)
+    if not sums and valuation is None:
+        return None
+    currency = sums[0].currency if sums else next(
+        (m.currency for m in money(part, verb.start(), b)), "CNY"
+    )
+    fact = {
+        **_company(company),
+        "amount": sums[0].value if sums else None,
+        "currency": currency,
+        "round_type": round_type(norm[a:b]),
+        "post_money_valuation": valuation,
+    }
+    end = max([verb.end()] + [s.end for s in sums[:1]])
+    return Draft("funding", fact, part.name, company.start, end, 0.8)
+
+
+def extra_funding_details(part: Part, a: int, b: int) -> dict:
+    """What a sentence without its own round adds to the item's round: the valuation ("The round values
+    the company at $6.9 billion") and the round type ("The Series A round brings ...")."""
+    out: dict = {}
+    valuation = _valuation(part, a, b, None)
+    if valuation is not None:
+        out["post_money_valuation"] = valuation
+    kind = round_type(part.norm[a:b])
+    if kind is not None and kind != "ipo":
+        out["round_type"] = kind
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Acquisitions
+
+_ACQUIRE = re.compile(
+    r"\b(?:acquires|acquired|has acquired|buys|bought|to acquire|to buy|agrees to buy|agrees to acquire"
+    r"|agreed to acquire|agreed to buy|will acquire|will buy|snaps up|scoops up|takes over)\b",
+    re.IGNORECASE,
+)
+_ACQUISITION_OF = re.compile(
+    r"\b(?:completes|completed|closes|closed|announces|finalizes|finalises)\s(?:its\s|the\s)?(?:\S+\s){0,3}?"
+    r"(?:acquisition|purchase|takeover) of\b",
+    re.IGNORECASE,
+)
+_DIVEST = re.compile(r"\bdivest(?:iture|s|ed|ing)? (?:of )?", re.IGNORECASE)
+_SECURITIES = re.compile(
+    r"(?:'s)?\s+(?:common\s|preferred\s)?(?:stock|shares|stake|equity|bonds)\b", re.IGNORECASE
+)
+_CN_ACQUIRE = re.compile(r"(?:全资)?(?:收购|并购|吸收合并)")
+_CN_ACQUIRER_TAIL = re.compile(r"(?:宣布|正式|已|将)?(?:以[^，,。]{1,20}?)?(?:拟|完成|全资|宣布)*$")
+_NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|weighs|bid for|said to|rumou?r"
+                       r"|could|may|might)\b|洽谈|传闻|考虑|或将", re.IGNORECASE)
+
+
+def read_acquisitions(part: Part, lexicon: Lexicon) -> list[Draft]:
+    """Acquisitions stated in ``part``'s sentences (one per sentence at most)."""
+    out: list[Draft] = []
+    for a, b in part.sentences:
+        if _NOT_DEAL.search(part.norm[a:b]):
+            continue
+        draft = _english_deal(part, a, b) or _chinese_deal(part, a, b)
+        if draft is not None:
+            out.append(draft)
+    return out
+
+
+def _deal(part: Part, buyer: Name, target: Name, a: int, b: int, start: int, end: int) -> Draft:
+    sums = [m for m in money(part, a, b)]
+    fact = {
+        "acquirer_id": buyer.id,
+        "acquirer_name": buyer.text,
+        "vendor_id": target.id,
+        "vendor_name": target.text,
+        "amount": sums[0].value if sums else None,
+        "currency": sums[0].currency if sums else None,
+    }
+    return Draft("acquisition", fact, part.name, start, end, 0.75)
+
+
+def _english_deal(part: Part, a: int, b: int) -> Draft | None:
+    norm = part.norm
+    m = _DIVEST.search(norm, a, b)
+    if m:
+        target = name_after(part, m.end(), b)
+        to = re.search(r"\bto\s", norm[m.end() : b])
+        buyer = name_after(part, m.end() + to.end(), b) if to else None
+        if target and buyer:
+            return _deal(part, buyer, target, a, b, m.start(), buyer.end)
+    for pattern in (_ACQUISITION_OF, _ACQUIRE):
+        m = pattern.search(norm, a, b)
+        if m is None:
+            continue
+        buyer = name_before(part, a, m.start())
+        target = name_after(part, m.end(), b)
+        if buyer is None or target is None or buyer.text == target.text:
+            continue
+        if _SECURITIES.match(norm, target.end):
+            continue  # "will buy Intel common stock": shares, not the company
+        return _deal(part, buyer, target, a, b, buyer.start, target.end)
+    return None
+
+
+def _chinese_deal(part: Part, a: int, b: int) -> Draft | None:
+    norm = part.norm
+    m = _CN_ACQUIRE.search(norm, a, b)
+    if m is None:
+        return None
+    head = norm[a : m.start()]
+    of = re.search(r"对(.{2,16})的$", head)
+    if of:  # "完成对X的收购"
+        if of.group(1).startswith(("一家", "某", "多家")):
+            return None
+        target = Name(None, of.group(1), a + of.start(1), a + of.end(1))
+        head = head[: of.start()]
+    else:
+        target = name_after(part, m.end(), b)
+    tail = _CN_ACQUIRER_TAIL.search(head)
+    buyer_end = a + (tail.start() if tail else len(head))
+    buyer = name_before(part, a, buyer_end)
+    if buyer is None or target is None:
+        return None
+    return _deal(part, buyer, target, a, b, buyer.start, max(target.end, m.end()))
+
+
+__all__ = ["extra_funding_details", "read_acquisitions", "read_funding", "round_type"]
