@@ -7,9 +7,11 @@ one executemany insert of the same rows into the same table (each row's cells as
 committed. Both start from the same seeded database (a fresh copy per round; a format whose names
 resolve to chips gets the Epoch hardware imported first, untimed, for both). Files that hold one row
 (MLPerf system descriptions and log summaries, benchmark_serving runs) are measured as the batch of
-all such files, one import (one transaction) per file on both sides. Goal: ratio >= 0.5.
+all such files, one import (one transaction) per file on both sides. Each side's figure is its best
+round (after one warm-up round): other load on the machine only ever slows a round down.
+Goal: ratio >= 0.5.
 
-    python benchmarks/imports.py [--rounds 3] [--corpus ../shared/corpus]
+    python benchmarks/imports.py [--rounds 5] [--corpus ../shared/corpus]
 """
 
 from __future__ import annotations
@@ -173,7 +175,7 @@ def timed(template: Path, work: Path, side: Callable[[Settings], int]) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     args = parser.parse_args()
     wire()  # signal evaluation runs on import, as in the service
@@ -196,7 +198,7 @@ def main() -> None:
                 if round_:
                     imports.append(rows / seconds)
                     bares.append(rows_b / seconds_b)
-            ours, bare = statistics.median(imports), statistics.median(bares)
+            ours, bare = max(imports), max(bares)
             ratios.append(ours / bare)
             print(f"{fmt.kind:26} {rows:>5} {ours:>14.0f} {bare:>12.0f} {ours / bare:>6.2f}")
     low, mid = min(ratios), statistics.median(ratios)

@@ -42,7 +42,7 @@ class ServingContext:
     decode_accelerators: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ServingResult(Record):
     """One benchmark_serving run on hardware the caller named.
 

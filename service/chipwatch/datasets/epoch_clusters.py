@@ -84,7 +84,7 @@ class ChipQuantity:
     quantity: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ClusterDeployment(Record):
     """One Epoch GPU cluster row.
 

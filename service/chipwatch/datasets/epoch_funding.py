@@ -44,7 +44,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FundingRoundRecord(Record):
     """One Epoch funding round.
 

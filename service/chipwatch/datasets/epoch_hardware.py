@@ -71,7 +71,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChipSpec(Record):
     """One Epoch hardware row. Figures are as Epoch states them (dense peak, per chip or board).
 

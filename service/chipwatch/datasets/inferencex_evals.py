@@ -21,7 +21,7 @@ KIND = "inferencex-evals"
 REQUIRED_FIELDS = ("model", "hw", "framework", "precision", "conc", "task", "score", "source")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvalResult(Record):
     """One InferenceX accuracy eval.
 

@@ -40,7 +40,7 @@ class LogContext:
     scenario: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MlperfLogResult(Record):
     """One LoadGen performance run.
 

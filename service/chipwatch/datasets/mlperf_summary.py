@@ -43,7 +43,7 @@ _ACCURACY_TARGET = re.compile(r"-(99(?:\.9+)?)$")
 _ACCURACY_PAIR = re.compile(r"([A-Za-z][\w%]*)\s*:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MlperfResult(Record):
     """One MLPerf Inference result row.
 

@@ -28,7 +28,7 @@ REQUIRED_FIELDS = (
 _STORED_NAME = re.compile(r"^(closed|open|network)__(?P<submitter>[^_].*?)__(?P<system>.+)\.json$")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MlperfSystem(Record):
     """One MLPerf system description.
 

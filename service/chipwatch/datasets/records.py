@@ -1,6 +1,6 @@
 """The shapes every dataset parser returns: records with their row key, row issues, and the parse result.
 
-A record is a frozen dataclass: plain values only (str, int, float, bool, date, datetime, tuples,
+A record is a dataclass that nothing changes once built: plain values only (str, int, float, bool, date, datetime, tuples,
 dicts of those, and the small dataclasses below), so it can be compared field by field against the
 previous version of the same row and turned into JSON with :func:`to_plain`.
 """
@@ -87,7 +87,9 @@ class Percentiles:
         return all(getattr(self, f.name) is None for f in dataclasses.fields(self))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# Not frozen: a frozen dataclass's __init__ sets every field through object.__setattr__, which made up a
+# third of the time to parse a large file. Records are never changed once a parser has built them.
+@dataclass(slots=True, kw_only=True)
 class Record:
     """Fields every record carries: where it sat, the key that identifies it across versions, its link.
 

@@ -121,7 +121,8 @@ def record_created(
          "new_value": None, "cause": cause, "cause_ref": cause_ref, "actor": actor, "changed_at": at}
         for fact_id in fact_ids
     ]
-    session.execute(insert(FactChange), rows)
+    # The table itself, not the mapped class: a plain executemany, without the ORM's bulk machinery.
+    session.execute(insert(FactChange.__table__), rows)  # type: ignore[attr-defined]
     return len(rows)
 
 
