@@ -179,16 +179,15 @@ async def check_due(
     :class:`~chipwatch.sources.writers.BatchWriter`, one writer thread with group commit). When a
     claim comes back short, the pass looks again every :data:`RECHECK_S` seconds while its checks
     run, and ends when none is left. ``on_outcome`` is called after each check. Errors of a single
-    source end up in its outcome and health, never here; a failing claim (database unreachable) ends
-    the pass with its exception, leaving the claims it holds to lapse.
+    source end up in its outcome and health, never here. A failing claim (database unreachable) is
+    tried again while checks are under way and ends the pass with its exception when none are; the
+    claims it leaves behind lapse.
     """
     settings = settings or get_settings()
     worker_id = (worker_id or new_worker_id())[:64]
-    capacity = max(1, settings.fetch_concurrency)
     async with contextlib.AsyncExitStack() as stack:
         http = client or await stack.enter_async_context(make_client(settings))
         writer = writer or await stack.enter_async_context(BatchWriter(settings))
-        slots = FetchSlots(settings)
         heartbeat = await stack.enter_async_context(
             Heartbeat(
                 table=Source,
@@ -197,30 +196,43 @@ async def check_due(
                 run_write=lambda fn: writer.run(fn, urgent=True),
             )
         )
-        pass_ = _Pass(capacity=capacity, batch=max(1, settings.check_batch_size),
-                      recheck_s=min(RECHECK_S, settings.claim_lease_s / 3), on_outcome=on_outcome)
-        recording = _RecordingWriter(writer, pass_.wake)
-
-        async def check(snap: SourceSnapshot) -> CheckOutcome:
-            try:
-                return await _check_safely(
-                    snap.id, settings=settings, client=http, slots=slots, snapshot=snap, writer=recording
-                )
-            finally:
-                heartbeat.drop([snap.id])
-
-        async def claim(limit: int) -> list[SourceSnapshot]:
-            # Urgent: the fetches wait for this claim, while results can wait for company.
-            claimed = await writer.run(_claimer(worker_id, limit, heartbeat), urgent=True)
-            heartbeat.hold(snap.id for snap in claimed)
-            return claimed
-
-        outcomes = await pass_.run(claim, check, fetching=lambda in_flight: in_flight - recording.busy)
+        outcomes = await _claim_and_check(settings, worker_id, http, writer, heartbeat, on_outcome)
     if outcomes:
         failed = sum(o.status == "error" for o in outcomes)
         new = sum(o.new_items for o in outcomes)
         logger.info("checked %d sources: %d new items, %d failed", len(outcomes), new, failed)
     return outcomes
+
+
+async def _claim_and_check(
+    settings: Settings,
+    worker_id: str,
+    http: httpx.AsyncClient,
+    writer: Writer,
+    heartbeat: Heartbeat,
+    on_outcome: OnOutcome | None,
+) -> list[CheckOutcome]:
+    """The body of :func:`check_due`: claims held by ``heartbeat`` from claim until recorded."""
+    slots = FetchSlots(settings)
+    pass_ = _Pass(capacity=max(1, settings.fetch_concurrency), batch=max(1, settings.check_batch_size),
+                  recheck_s=min(RECHECK_S, settings.claim_lease_s / 3), on_outcome=on_outcome)
+    recording = _RecordingWriter(writer, pass_.wake)
+
+    async def check(snap: SourceSnapshot) -> CheckOutcome:
+        try:
+            return await _check_safely(
+                snap.id, settings=settings, client=http, slots=slots, snapshot=snap, writer=recording
+            )
+        finally:
+            heartbeat.drop([snap.id])
+
+    async def claim(limit: int) -> list[SourceSnapshot]:
+        # Urgent: the fetches wait for this claim, while results can wait for company.
+        claimed = await writer.run(_claimer(worker_id, limit, heartbeat), urgent=True)
+        heartbeat.hold(snap.id for snap in claimed)
+        return claimed
+
+    return await pass_.run(claim, check, fetching=lambda in_flight: in_flight - recording.busy)
 
 
 class _Pass:
