@@ -294,3 +294,14 @@ def test_a_claim_is_renewed_while_its_source_is_fetched(db, threaded_server):
     assert [(o.source_id, o.status) for o in outcomes] == [("long", "ok")]
     assert hits["/long"] == 1
     assert (source_row("long").claimed_by, source_row("long").claimed_until) == (None, None)
+
+
+def test_by_default_a_dead_workers_sources_are_picked_up_within_a_minute():
+    """The lease lapses at most ``claim_lease_s`` after the last renewal, and an idle worker polls every
+    job interval; together they stay within the minute the issue asks for."""
+    from chipwatch.config import Settings
+
+    (job,) = JOBS
+    settings = Settings(_env_file=None)
+    assert settings.claim_lease_s + job.interval_s <= 60
+    assert settings.claim_lease_s / 3 >= 5, "renewals are no busier than one every few seconds"
