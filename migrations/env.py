@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlmodel import SQLModel
 
-import chipwatch.models  # noqa: F401  (registers every domain's tables)
+import chipwatch.models  # registers every domain's tables
 from chipwatch.db import get_engine
 
 config = context.config
@@ -18,6 +18,7 @@ def run_migrations_offline() -> None:
         target_metadata=target_metadata,
         literal_binds=True,
         render_as_batch=True,
+        include_name=chipwatch.models.include_name,
     )
     with context.begin_transaction():
         context.run_migrations()
@@ -40,6 +41,7 @@ def _run(connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_name=chipwatch.models.include_name,
     )
     with context.begin_transaction():
         context.run_migrations()

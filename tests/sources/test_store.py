@@ -43,6 +43,8 @@ class Row:
     author: str | None
     published_at: datetime | None
     published_is_estimated: bool
+    published_precision: str | None = None
+    published_reason: str | None = None
 
 
 def stored(plan_inserts: list[dict], first_id: int = 1) -> list[Row]:
@@ -61,9 +63,12 @@ def test_new_entries_are_inserts_and_the_same_document_again_changes_nothing():
 
 def test_an_edited_story_is_one_change_of_the_columns_that_differ():
     rows = stored(decide(item_candidates([entry(1)]), []).inserts, first_id=7)
-    plan = decide(item_candidates([entry(1, title="Story 1, corrected")]), rows)
+    edited = item_candidates([entry(1, title="Story 1, corrected")])
+    plan = decide(edited, rows)
     assert plan.inserts == []
-    assert plan.updates == [ItemChange(item_id=7, changes={"title": "Story 1, corrected"})]
+    # the title is part of the content key, so the key follows it
+    changes = {"title": "Story 1, corrected", "content_hash": edited.items[0].content_hash}
+    assert plan.updates == [ItemChange(item_id=7, changes=changes)]
 
 
 def test_a_guid_shared_by_several_entries_is_not_trusted():

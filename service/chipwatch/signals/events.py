@@ -49,6 +49,7 @@ def evidence_data(
         "url": evidence.url,
         "published_at": moment(evidence.published_at),
         "recorded_at": moment(evidence.recorded_at),
+        "sources": [dict(carrier) for carrier in evidence.sources or []],
     }
 
 

@@ -7,15 +7,19 @@ every satisfied condition into a ``Finding`` for the writer (``record.py``). Not
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, or_, select
 from sqlmodel import Session
 
+from chipwatch.kit.time import rfc3339
 from chipwatch.signals.definition import ItemCondition, SignalDefinition
 from chipwatch.signals.record import EvaluationReport, Finding, day_start
 from chipwatch.signals.rules import CompiledRules, ItemView, Match
+from chipwatch.sources.dates import publication_bounds
 from chipwatch.sources.models import Item, Source
+from chipwatch.text.stories import story_keys
 
 __all__ = ["ITEM_BATCH", "item_findings", "items_by_id", "items_for_signal"]
 
@@ -29,8 +33,11 @@ _ITEM_COLUMNS = (
     Item.summary,
     Item.content,
     Item.link,
+    Item.link_norm,
     Item.published_at,
     Item.published_is_estimated,
+    Item.published_precision,
+    Item.published_reason,
     Item.first_seen_at,
     Source.trust,
 )
@@ -47,19 +54,43 @@ def _item_text(summary: str | None, content: str | None) -> str:
 
 
 def _item_view(row: Any) -> ItemView:
+    # The rules compare the earliest instant the stored date allows (a month's first day; for a time read
+    # without a zone, 14 hours before it): a date condition never holds on a guess.
+    earliest, _latest = publication_bounds(row.published_at, row.published_precision, row.published_reason)
     return ItemView(
         id=row.id,
         source_id=row.source_id,
         source_trust=row.trust,
         title=row.title or "",
         text=_item_text(row.summary, row.content),
-        published_at=row.published_at,
+        published_at=earliest,
         published_is_estimated=bool(row.published_is_estimated),
     )
 
 
+def _latest(row: Any, published: datetime | None) -> datetime:
+    """The latest an item can have been published: its date; for a date that allows a span (a month, a
+    time read without a zone; see :func:`~chipwatch.sources.dates.publication_bounds`), the span's end
+    capped by when the item was first seen; without a date, when it was first seen."""
+    if published is None:
+        return row.first_seen_at
+    _earliest, latest = publication_bounds(published, row.published_precision, row.published_reason)
+    assert latest is not None
+    return published if latest == published else min(latest, row.first_seen_at)
+
+
 def _item_finding(row: Any, match: Match) -> Finding:
     estimated = bool(row.published_is_estimated)
+    published = None if estimated or row.published_at is None else row.published_at
+    story_link, story_title = story_keys(row.link_norm, row.title)
+    carrier = {
+        "source_id": row.source_id,
+        "item_id": row.id,
+        "title": row.title or None,
+        "url": row.link,
+        "trust": row.trust,
+        "published_at": rfc3339(published),
+    }
     return Finding(
         signal_id=match.signal_id,
         side=match.side,
@@ -71,8 +102,11 @@ def _item_finding(row: Any, match: Match) -> Finding:
         source_id=row.source_id,
         title=row.title or None,
         url=row.link,
-        published_at=None if estimated or row.published_at is None else row.published_at,
-        latest=row.published_at if row.published_at is not None and not estimated else row.first_seen_at,
+        published_at=published,
+        latest=_latest(row, published),
+        story_link=story_link,
+        story_title=story_title,
+        carrier=carrier,
     )
 
 

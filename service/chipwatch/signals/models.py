@@ -24,6 +24,9 @@ class Signal(SQLModel, table=True):
     deadline: date | None = None
     on_deadline: str = Field(default="no", max_length=10)
     review: str = Field(default="auto", max_length=10)
+    require_fact: bool = Field(
+        default=False, description="item matches are evidence only; a knowledge-base fact decides"
+    )
     subjects: list[str] = Field(default_factory=list, sa_type=JSON)
     tags: list[str] = Field(default_factory=list, sa_type=JSON)
     yes_when: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
@@ -64,6 +67,10 @@ class Evidence(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("signal_id", "ref_kind", "ref_id", "side", "condition_index"),
         Index("ix_evidence_signal", "signal_id", "id"),
+        # One story is one piece of evidence: a second item with the same link or the same distinctive
+        # title (another source carrying the article) joins the row's sources instead of adding a row.
+        Index("ux_evidence_story_link", "signal_id", "side", "condition_index", "story_link", unique=True),
+        Index("ux_evidence_story_title", "signal_id", "side", "condition_index", "story_title", unique=True),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -79,3 +86,12 @@ class Evidence(SQLModel, table=True):
     url: str | None = Field(default=None, max_length=2000)
     published_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     recorded_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    story_link: str | None = Field(default=None, max_length=64, description="SHA-256 of the normalised link")
+    story_title: str | None = Field(
+        default=None, max_length=64, description="SHA-256 of the folded title, when distinctive enough"
+    )
+    sources: list[dict[str, Any]] = Field(
+        default_factory=list,
+        sa_type=JSON,
+        description="every source that carried the story: source_id, item_id, title, url, trust, published_at",
+    )

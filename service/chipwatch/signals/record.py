@@ -14,6 +14,10 @@ Rules applied here, on top of the pure state machine of ``state.py``:
   race re-reads the signal and decides again, so two evaluations never make two moves from one state;
 - on a signal with a deadline, evidence published after the deadline day is recorded but does not
   decide (the question was about what happened by then);
+- one story is one piece of evidence: items that share a normalised link or a distinctive title
+  (``chipwatch.text.stories``) under the same signal, side and condition are one evidence row, whose
+  ``sources`` lists every source that carried the story; a later copy from another source is added to
+  that list, never recorded (or counted, or announced) as new evidence;
 - evidence keeps accruing on resolved and pending signals; each new row writes ``signal.evidence_added``.
 """
 
@@ -26,7 +30,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
@@ -120,6 +124,8 @@ class Finding:
     ``published_at`` is the publication time shown as evidence (``None`` when unknown or estimated);
     ``latest`` bounds the publication time from above (an item's first-seen time when the feed gave
     none) and decides whether the match came in time for a deadline (``None``: unknown, counts).
+    ``story_link`` and ``story_title`` are an item's story keys (``chipwatch.text.stories``), ``carrier``
+    its entry in the evidence's ``sources`` list; all ``None`` for facts.
     """
 
     signal_id: str
@@ -134,6 +140,9 @@ class Finding:
     url: str | None
     published_at: datetime | None
     latest: datetime | None
+    story_link: str | None = None
+    story_title: str | None = None
+    carrier: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str, int]:
@@ -164,8 +173,9 @@ def day_start(day: date | None) -> datetime | None:
 def _insert_ignoring_duplicates(session: Session, values: list[dict[str, Any]]) -> list[Any]:
     """Insert evidence rows, skipping those that exist; returns ``(id, key...)`` of the new ones.
 
-    ``ON CONFLICT DO NOTHING`` makes a concurrent evaluation of the same item wait for the first one and
-    then skip the row instead of failing, so the row, and the move it causes, happen once.
+    ``ON CONFLICT DO NOTHING`` (on any unique key: the evidence key or a story key) makes a concurrent
+    evaluation of the same item or story wait for the first one and then skip the row instead of
+    failing, so the row, and the move it causes, happen once.
     """
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
@@ -174,14 +184,14 @@ def _insert_ignoring_duplicates(session: Session, values: list[dict[str, Any]]) 
         stmt = (
             insert(Evidence)
             .values(values[start : start + EVIDENCE_BATCH])
-            .on_conflict_do_nothing(index_elements=list(EVIDENCE_KEY))
+            .on_conflict_do_nothing()
             .returning(Evidence.id, *(getattr(Evidence, k) for k in EVIDENCE_KEY))
         )
         out.extend(session.execute(stmt).all())
     return out
 
 
-def _evidence_values(f: Finding, now: datetime) -> dict[str, Any]:
+def _evidence_values(f: Finding, now: datetime, copies: Sequence[Finding] = ()) -> dict[str, Any]:
     return {
         "signal_id": f.signal_id,
         "ref_kind": f.ref_kind,
@@ -195,26 +205,88 @@ def _evidence_values(f: Finding, now: datetime) -> dict[str, Any]:
         "url": f.url,
         "published_at": f.published_at,
         "recorded_at": now,
+        "story_link": f.story_link,
+        "story_title": f.story_title,
+        "sources": [c.carrier for c in (f, *copies) if c.carrier is not None],
     }
+
+
+def _story_places(f: Finding) -> list[tuple[Any, ...]]:
+    place = (f.signal_id, f.side, f.condition_index)
+    return [(*place, kind, key) for kind, key in (("link", f.story_link), ("title", f.story_title)) if key]
+
+
+def _stories(ordered: Sequence[Finding]) -> tuple[list[Finding], dict[tuple, list[Finding]]]:
+    """Group findings of one story under the same signal, side and condition: the first of each story
+    (in ``ordered`` order) and, by its key, the other findings of that story."""
+    first_of: dict[tuple[Any, ...], Finding] = {}
+    leaders: list[Finding] = []
+    copies: dict[tuple, list[Finding]] = {}
+    for f in ordered:
+        places = _story_places(f)
+        leader = next((first_of[p] for p in places if p in first_of), None)
+        if leader is None:
+            leaders.append(f)
+            copies[f.key] = []
+            leader = f
+        else:
+            copies[leader.key].append(f)
+        for p in places:
+            first_of.setdefault(p, leader)
+    return leaders, copies
+
+
+def _add_carriers(session: Session, f: Finding, copies: Sequence[Finding]) -> None:
+    """A story already recorded (by an earlier evaluation, or a concurrent one that won the insert): add
+    the sources of ``f`` and ``copies`` that its row does not list yet."""
+    carriers = [c.carrier for c in (f, *copies) if c.carrier is not None]
+    if not carriers:
+        return
+    same_place = and_(
+        Evidence.signal_id == f.signal_id,
+        Evidence.side == f.side,
+        Evidence.condition_index == f.condition_index,
+    )
+    ways = [and_(Evidence.ref_kind == f.ref_kind, Evidence.ref_id == f.ref_id)]
+    ways += [getattr(Evidence, f"story_{kind}") == key for *_p, kind, key in _story_places(f)]
+    stmt = select(Evidence).where(same_place, or_(*ways)).order_by(Evidence.id).limit(1)
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update()
+    row = session.scalars(stmt).first()
+    if row is None:
+        return
+    listed = {(c.get("source_id"), c.get("item_id")) for c in row.sources or []}
+    added = [c for c in carriers if (c["source_id"], c["item_id"]) not in listed]
+    if added:
+        row.sources = [*(row.sources or []), *added]
+        session.flush()
 
 
 def _record(
     session: Session, found: Sequence[Finding], now: datetime
 ) -> dict[str, list[tuple[Evidence, Finding]]]:
-    """Write the evidence rows that are new; returns them per signal with their finding."""
+    """Write the evidence rows that are new, one per story; returns them per signal with their finding.
+
+    A finding whose story is already recorded adds its source to that row (:func:`_add_carriers`).
+    """
     unique: dict[tuple[str, str, str, str, int], Finding] = {}
     for f in found:
         unique.setdefault(f.key, f)
     if not unique:
         return {}
     # One global order for every writer, so concurrent evaluations take row locks in the same order.
-    ordered = [unique[k] for k in sorted(unique)]
+    leaders, copies = _stories([unique[k] for k in sorted(unique)])
     new: dict[str, list[tuple[Evidence, Finding]]] = {}
-    for row in _insert_ignoring_duplicates(session, [_evidence_values(f, now) for f in ordered]):
+    values = [_evidence_values(f, now, copies[f.key]) for f in leaders]
+    for row in _insert_ignoring_duplicates(session, values):
         f = unique[(row.signal_id, row.ref_kind, row.ref_id, row.side, row.condition_index)]
         # A detached row object: enough for payload builders, and it keeps the session's map clean.
-        ev = Evidence(id=row.id, **_evidence_values(f, now))
+        ev = Evidence(id=row.id, **_evidence_values(f, now, copies[f.key]))
         new.setdefault(f.signal_id, []).append((ev, f))
+    inserted = {f.key for rows in new.values() for _ev, f in rows}
+    for f in leaders:
+        if f.key not in inserted:
+            _add_carriers(session, f, copies[f.key])
     for rows in new.values():
         rows.sort(key=lambda pair: pair[0].id or 0)
     return new
@@ -351,6 +423,8 @@ def move_with_retry(
 
 
 def _decisive(signal: Signal, f: Finding) -> bool:
+    if f.ref_kind == "item" and signal.require_fact:
+        return False  # the signal waits for an accepted fact; the item stays as evidence
     if signal.deadline is None or f.latest is None:
         return True
     return f.latest < day_end(signal.deadline)

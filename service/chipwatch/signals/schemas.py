@@ -34,8 +34,20 @@ class SignalPublic(BaseModel):
     watch_health: WatchHealth
 
 
+class EvidenceSource(BaseModel):
+    """A source that carried the story an evidence row stands for, with its own copy of it."""
+
+    source_id: str | None
+    item_id: int | None
+    title: str | None
+    url: str | None
+    trust: str | None
+    published_at: str | None
+
+
 class EvidencePublic(BaseModel):
-    """An item or fact that satisfied one of the signal's conditions."""
+    """An item or fact that satisfied one of the signal's conditions. An item's evidence stands for its
+    story: ``sources`` lists every source that carried it (the item itself first)."""
 
     id: int
     ref_kind: str
@@ -49,6 +61,7 @@ class EvidencePublic(BaseModel):
     url: str | None
     published_at: str | None
     recorded_at: str
+    sources: list[EvidenceSource] = []
 
 
 class SignalWithEvidence(SignalPublic):
@@ -56,6 +69,7 @@ class SignalWithEvidence(SignalPublic):
 
     description: str | None
     tags: list[str]
+    require_fact: bool
     yes_when: list[dict[str, Any]]
     no_when: list[dict[str, Any]]
     watched_sources: list[str]

@@ -92,6 +92,7 @@ class SourceSnapshot:
     etag: str | None
     last_modified: str | None
     last_body_sha256: str | None
+    timezone: str | None = None
 
     @classmethod
     def of(cls, source: Source) -> SourceSnapshot:
@@ -110,6 +111,7 @@ class SourceSnapshot:
             etag=source.etag,
             last_modified=source.last_modified,
             last_body_sha256=source.last_body_sha256,
+            timezone=source.timezone,
         )
 
 
@@ -158,7 +160,7 @@ async def check_source(
         digest = hashlib.sha256(fetched.body).hexdigest()
         if digest != snapshot.last_body_sha256:
             # Parsing is CPU work on untrusted bytes: off the event loop, outside any transaction.
-            parsed, parse_error = await asyncio.to_thread(_parse, fetched)
+            parsed, parse_error = await asyncio.to_thread(_parse, fetched, snapshot.timezone)
         fetched.body = None  # the bytes are no longer needed; do not keep them alive while waiting
 
     FETCH_LATENCY.observe(fetched.elapsed_s)
@@ -205,13 +207,13 @@ def _read_snapshot(settings: Settings, source_id: str) -> SourceSnapshot:
         return load_snapshot(session=session, source_id=source_id)
 
 
-def _parse(fetched: FetchResult) -> tuple[ParsedFeed | None, str | None]:
-    """Parse a fetched body: ``(feed, None)`` or ``(None, readable error)``; never raises."""
+def _parse(fetched: FetchResult, timezone: str | None) -> tuple[ParsedFeed | None, str | None]:
+    """Parse a fetched body, reading its dates in the source's ``timezone``: ``(feed, None)`` or
+    ``(None, readable error)``; never raises."""
     try:
-        return (
-            parse_feed(fetched.body or b"", url=fetched.final_url, headers=fetched.headers, now=utcnow()),
-            None,
-        )
+        body, url, headers = fetched.body or b"", fetched.final_url, fetched.headers
+        feed = parse_feed(body, url=url, headers=headers, now=utcnow(), default_tz=timezone)
+        return feed, None
     except FeedParseError as exc:
         return None, str(exc)
     except Exception as exc:  # the parser is run on hostile input; any crash is that feed's error

@@ -23,6 +23,11 @@ EARLIEST_PLAUSIBLE = datetime(1995, 1, 1, tzinfo=UTC)
 FUTURE_TOLERANCE = timedelta(days=2)
 PERIODS = {"year", "month", "week"}
 """Precisions coarser than a day: the value is the first instant of a longer period."""
+ZONE_ASSUMED = "no-zone-utc"
+"""The reason code of a time read without any zone (the text's, the source's or the script's): taken as
+UTC, the convention of RFC 3339 and of feed readers, but the instant may lie anywhere from 14 hours
+earlier to 12 hours later (the offsets real zones use)."""
+_EAST, _WEST = timedelta(hours=14), timedelta(hours=12)
 
 MISSING = "missing: the entry carries no date"
 
@@ -83,6 +88,26 @@ def period_end(start: datetime, precision: str | None) -> datetime:
     return start
 
 
+def publication_bounds(
+    value: datetime | None, precision: str | None, reason: str | None
+) -> tuple[datetime | None, datetime | None]:
+    """``(earliest, latest)`` instants a stored publication date allows: the value itself when it was read
+    exactly; the period for a month, a year or a week (its first and its last instant); for
+    a time read without a zone (:data:`ZONE_ASSUMED`), the 26 hours the zones of the world span around it.
+    A date without a time is its calendar day as written. ``(None, None)`` for an unknown date.
+
+    A condition on the date holds only if it holds for every instant in the bounds: a guess is no evidence.
+    """
+    if value is None:
+        return None, None
+    earliest, latest = value, value
+    if precision in PERIODS:
+        latest = period_end(value, precision) - timedelta(microseconds=1)
+    if (reason or "").split(":", 1)[0] == ZONE_ASSUMED and precision in ("minute", "second"):
+        earliest, latest = earliest - _EAST, latest + _WEST
+    return earliest, latest
+
+
 def first_date(raws: list[str | None], *, default_tz: str | None, now: datetime) -> EntryDate:
     """The date of the first of ``raws`` that the feed filled in (publication, then later fields), read
     with :func:`read_entry_date`. A filled-in field that cannot be read is not replaced by a later one:
@@ -104,11 +129,13 @@ def entry_date(entry: Mapping[str, Any], *, default_tz: str | None, now: datetim
 
 __all__ = [
     "PERIODS",
+    "ZONE_ASSUMED",
     "EARLIEST_PLAUSIBLE",
     "FUTURE_TOLERANCE",
     "MISSING",
     "EntryDate",
     "period_end",
+    "publication_bounds",
     "entry_date",
     "first_date",
     "plausible_date",

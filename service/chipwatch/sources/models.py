@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import Index, String, Text, UniqueConstraint, event
+from sqlalchemy import Index, String, Text, UniqueConstraint, event, inspect
 from sqlmodel import Field, SQLModel
 
 from chipwatch.kit.time import utcnow
+from chipwatch.text.search import fold_for_search
 from chipwatch.types import UTCDateTime
 from chipwatch.vocab.trust import Trust
 
@@ -37,6 +38,12 @@ class SourceBase(SQLModel):
     kind: SourceKind = Field(default="unknown", sa_type=String(32), description="detected for feeds")
     trust: Trust = Field(default="press", sa_type=String(12))
     language: str | None = Field(default=None, max_length=8)
+    timezone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="IANA zone of the source (Asia/Shanghai): reads dates written without a zone or with an "
+        "ambiguous abbreviation (CST)",
+    )
     publisher_id: str | None = Field(default=None, max_length=64, description="vendor id, if any")
     check_interval_s: int | None = Field(default=None, description="fixed interval; null = adaptive")
     enabled: bool = True
@@ -96,12 +103,22 @@ class Item(SQLModel, table=True):
     author: str | None = Field(default=None, max_length=500)
     published_at: datetime | None = _ts(default=None)
     published_is_estimated: bool = False
+    published_precision: str | None = Field(
+        default=None,
+        max_length=8,
+        description="second | minute | day | week | month | year: published_at is the start of that period",
+    )
+    published_reason: str | None = Field(
+        default=None, sa_type=Text, description="how the date was read, or why it is unknown"
+    )
     first_seen_at: datetime = _ts(default_factory=utcnow)
     updated_at: datetime | None = _ts(default=None)
     sort_at: datetime = _ts(
         default_factory=utcnow,
         description="published_at, or first_seen_at when the feed gave no usable date: the listing order",
     )
+    search_title: str = Field(default="", sa_type=Text, description="title folded for search")
+    search_summary: str = Field(default="", sa_type=Text, description="summary folded for search")
 
 
 @event.listens_for(Item, "before_insert")
@@ -110,6 +127,23 @@ def _set_sort_at(_mapper, _connection, item: Item) -> None:
     # Kept as a column (not an expression) so that newest-first listings and the adaptive interval's
     # "recent items of this source" read an index instead of sorting every item.
     item.sort_at = item.published_at or item.first_seen_at
+
+
+@event.listens_for(Item, "before_insert")
+def _fold_for_search_on_insert(_mapper, _connection, item: Item) -> None:
+    # The search index (SQLite FTS5, PostgreSQL pg_trgm) reads these columns: stored folded, so that the
+    # database finds "JALAPEÑO" and "120MW" in "Jalapen\u0303o" and "１２０ＭＷ" (chipwatch.text.search).
+    item.search_title = fold_for_search(item.title)
+    item.search_summary = fold_for_search(item.summary)
+
+
+@event.listens_for(Item, "before_update")
+def _fold_for_search_on_update(_mapper, _connection, item: Item) -> None:
+    state = inspect(item)
+    if state.attrs.title.history.has_changes():
+        item.search_title = fold_for_search(item.title)
+    if state.attrs.summary.history.has_changes():
+        item.search_summary = fold_for_search(item.summary)
 
 
 class ItemMention(SQLModel, table=True):

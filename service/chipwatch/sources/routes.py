@@ -155,12 +155,19 @@ def list_items(
         description="ISO 8601 date-time; items published (or first seen) at "
         "or after it; without an offset, UTC",
     ),
-    q: str | None = Query(None, min_length=1, max_length=200, description="substring of title or summary"),
+    q: str | None = Query(
+        None,
+        min_length=1,
+        max_length=200,
+        description="search: items whose title or summary holds every word, compared NFKC-normalised, "
+        "case-folded and without accents (Chinese words are found inside longer text); most relevant first",
+    ),
     limit: int = LimitQ,
     cursor: str | None = CursorQ,
     session: Session = ReadSession,
 ):
-    """Feed items, newest first (publication time, or first-seen time for undated items)."""
+    """Feed items, newest first (publication time, or first-seen time for undated items); with ``q``, the
+    items matching the search, most relevant first."""
     if q is not None and "\x00" in q:
         raise invalid("q", "must not contain NUL characters")
     if since is not None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import field_validator
 from sqlmodel import Field, SQLModel
 
 from chipwatch.vocab.slugs import Slug
@@ -18,12 +20,35 @@ class SourceCreate(SQLModel):
     trust: Trust = "press"
     id: Slug | None = Field(default=None, description="readable slug; derived from name if absent")
     language: str | None = Field(default=None, max_length=8, description="BCP 47 language tag")
+    timezone: str | None = Field(
+        default=None,
+        max_length=64,
+        description="IANA time zone of the source (Asia/Shanghai): the zone its dates are read in when they "
+        "carry none, and which an ambiguous abbreviation (CST, IST) means",
+    )
     publisher_id: Slug | None = Field(default=None, description="vendor id of the publisher")
     check_interval_s: int | None = Field(
         default=None, ge=60, le=7 * 86400, description="fixed interval in seconds; null = adaptive"
     )
     enabled: bool = True
     notes: str | None = Field(default=None, max_length=5000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        return check_timezone(value)
+
+
+def check_timezone(value: str | None) -> str | None:
+    """``value`` if it is an IANA zone name zoneinfo knows (``Asia/Shanghai``), else ``ValueError``;
+    ``None`` stays ``None``."""
+    if value is None:
+        return None
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"{value!r} is not an IANA time zone name (such as Asia/Shanghai)") from None
+    return value
 
 
 class CheckOutcomePublic(SQLModel):
@@ -46,8 +71,10 @@ class MentionPublic(SQLModel):
 
 
 class ItemPublic(SQLModel):
-    """A stored feed item in lists. ``published_at`` is null when the feed gave no usable date
-    (``published_is_estimated``); ``sort_at`` (publication or first-seen time) orders the list."""
+    """A stored feed item in lists. ``published_at`` is null when the feed gave no date that can be read
+    with confidence (``published_is_estimated``; ``published_reason`` says why); ``published_precision``
+    says how precise it is (``month``: the first instant of that month); ``sort_at`` (publication or
+    first-seen time) orders the list."""
 
     id: int
     source_id: str
@@ -58,6 +85,8 @@ class ItemPublic(SQLModel):
     author: str | None
     published_at: datetime | None
     published_is_estimated: bool
+    published_precision: str | None = None
+    published_reason: str | None = None
     first_seen_at: datetime
     updated_at: datetime | None
     sort_at: datetime
@@ -90,4 +119,5 @@ __all__ = [
     "OpmlImportResult",
     "OpmlSkipped",
     "SourceCreate",
+    "check_timezone",
 ]

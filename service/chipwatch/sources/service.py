@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlmodel import Session
 
 from chipwatch import netguard
@@ -23,6 +23,7 @@ from chipwatch.sources.mentions import mentions_of
 from chipwatch.sources.models import FEED_KINDS, Item, ItemMention, Source
 from chipwatch.sources.opml import build_opml, parse_opml
 from chipwatch.sources.schemas import ItemDetail, ItemPublic, OpmlImportResult, SourceCreate
+from chipwatch.sources.search import SearchPlan, search_plan
 from chipwatch.vocab.slugs import slugify
 from chipwatch.vocab.trust import Trust
 
@@ -105,6 +106,7 @@ def create_source(*, session: Session, source_in: SourceCreate, settings: Settin
         kind="unknown",
         trust=source_in.trust,
         language=source_in.language,
+        timezone=source_in.timezone,
         publisher_id=source_in.publisher_id,
         check_interval_s=source_in.check_interval_s,
         enabled=source_in.enabled,
@@ -131,6 +133,7 @@ def import_opml(*, session: Session, body: bytes, trust: Trust, settings: Settin
             trust=trust,
             id=None,
             language=None,
+            timezone=None,
             publisher_id=None,
             check_interval_s=None,
             enabled=True,
@@ -195,10 +198,6 @@ def feed_source_ids(
 # Items
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _item_view(item: Item, mentions: list[ItemMention], model: type[ItemPublic] = ItemPublic) -> ItemPublic:
     data = item.model_dump()
     data["mentions"] = [{"entity_id": m.entity_id, "entity_kind": m.entity_kind} for m in mentions]
@@ -215,30 +214,51 @@ def list_items(
     cursor: str | None = None,
     limit: int = 50,
 ) -> Page[ItemPublic]:
-    """One page of items with their mentions, newest first by ``(sort_at, id)``.
+    """One page of items with their mentions, newest first by ``(sort_at, id)``; with ``q``, most relevant
+    first by ``(score, id)`` (the most recently stored first among equals).
 
     ``sort_at`` is the publication time, or the first-seen time for items without a usable date.
     Filters: ``source_id``; ``mentions`` (an entity id linked through item mentions); ``since`` (aware
-    datetime: items at or after it); ``q`` (case-insensitive substring of title or summary).
-    ``cursor`` is a previous page's ``next_cursor`` (a malformed one is a 422 problem naming it).
+    datetime: items at or after it); ``q`` (search: every word of it occurs in the title or the summary,
+    compared NFKC-normalised, case-folded and without accents, through the database's trigram index;
+    :mod:`chipwatch.sources.search`; a query whose every word is shorter than three characters is
+    answered newest first, unranked). ``cursor`` is a previous page's ``next_cursor`` of the same query
+    (a malformed one is a 422 problem naming it).
     """
-    stmt = select(Item)
+    filters = []
     if source_id:
-        stmt = stmt.where(Item.source_id == source_id)
+        filters.append(Item.source_id == source_id)
     if mentions:
-        stmt = stmt.where(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
+        filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
     if since is not None:
-        stmt = stmt.where(Item.sort_at >= since)
-    if q:
-        pattern = f"%{_like_escape(q)}%"
-        stmt = stmt.where(
-            or_(Item.title.ilike(pattern, escape="\\"), Item.summary.ilike(pattern, escape="\\"))
+        filters.append(Item.sort_at >= since)
+    plan = search_plan(q, dialect=session.get_bind().dialect.name) if q else None
+    if plan is None or plan.ranked is None:
+        if plan is not None:
+            filters.append(plan.where)
+        rows, next_cursor = keyset_page(
+            session, select(Item).where(*filters), keys=(Item.sort_at, Item.id), cursor=cursor, limit=limit,
+            descending=True,
         )
-    rows, next_cursor = keyset_page(
-        session, stmt, keys=(Item.sort_at, Item.id), cursor=cursor, limit=limit, descending=True
-    )
+    else:
+        rows, next_cursor = _ranked_page(session, plan, filters, cursor=cursor, limit=limit)
     found = mentions_of(session=session, item_ids=[r.id for r in rows])
     return Page[ItemPublic](items=[_item_view(r, found[r.id]) for r in rows], next_cursor=next_cursor)
+
+
+def _ranked_page(
+    session: Session, plan: SearchPlan, filters: list, *, cursor: str | None, limit: int
+) -> tuple[list[Item], str | None]:
+    """One page of a ranked search: the page of ids is chosen on the index (joined to the items only when
+    a filter needs them), then those items are read."""
+    ranked = plan.ranked_where(filters)
+    score, item_id = ranked.selected_columns.score, ranked.selected_columns.item_id
+    hits, next_cursor = keyset_page(
+        session, ranked, keys=(score, item_id), cursor=cursor, limit=limit, descending=True
+    )
+    ids = [hit.item_id for hit in hits]
+    items = {item.id: item for item in session.scalars(select(Item).where(Item.id.in_(ids)))} if ids else {}
+    return [items[i] for i in ids if i in items], next_cursor
 
 
 def get_item(*, session: Session, item_id: int) -> ItemDetail | None:

@@ -30,11 +30,6 @@ from chipwatch.sources.parse import ParsedEntry, ParsedFeed
 
 logger = logging.getLogger(__name__)
 
-# Entries whose text is shorter than this are hashed together with their title: a short teaser such
-# as "Read more..." is shared by many different posts. Longer bodies are hashed without the title, so
-# a story re-published with an edited headline and slug still matches the stored item.
-SHORT_BODY_CHARS = 80
-
 # Column widths of the items table (PostgreSQL enforces them; SQLite does not).
 GUID_MAX, LINK_MAX, AUTHOR_MAX = 1000, 2000, 500
 IN_CHUNK = 500  # bound on IN (...) list sizes
@@ -58,16 +53,17 @@ def content_hash(title: str, body: str) -> str:
 
 
 def item_content_hash(entry: ParsedEntry) -> str:
-    """The third dedup key: a digest of the entry's body and publication date.
+    """The third dedup key: a digest of the entry's title, body and publication date.
 
-    The title is left out when the body is long enough to identify the story on its own
-    (``SHORT_BODY_CHARS``), so a re-published story with an edited headline, slug and guid still
-    matches; short bodies include the title. An estimated (missing) date hashes as empty.
+    The title is always part of it: a body alone does not make a story (feeds repeat one long
+    boilerplate description, or a teaser, under different posts), so two entries with different titles
+    are never one item by content. A story re-published under a new slug and guid with the same title,
+    body and date still matches its stored item and updates it. An estimated (missing) date hashes as
+    empty.
     """
     body = entry.content or entry.summary or ""
     date = entry.published_at.isoformat() if entry.published_at and not entry.published_is_estimated else ""
-    title = entry.title if len(body.strip()) < SHORT_BODY_CHARS else ""
-    return content_hash(f"{date}\n{title}", body)
+    return content_hash(f"{date}\n{entry.title}", body)
 
 
 def _text(value: str | None) -> str | None:
@@ -104,6 +100,8 @@ class Candidate:
     author: str | None
     published_at: datetime | None
     published_is_estimated: bool
+    published_precision: str | None
+    published_reason: str | None
     use_guid: bool = True
     use_link: bool = True
 
@@ -121,6 +119,8 @@ ITEM_COLUMNS = (
     "author",
     "published_at",
     "published_is_estimated",
+    "published_precision",
+    "published_reason",
 )
 
 
@@ -157,6 +157,8 @@ def _candidate(entry: ParsedEntry) -> Candidate:
         author=(_text(entry.author) or "")[:AUTHOR_MAX] or None,
         published_at=entry.published_at,
         published_is_estimated=entry.published_is_estimated,
+        published_precision=entry.published_precision,
+        published_reason=_text(entry.published_reason) or None,
     )
 
 
@@ -271,9 +273,12 @@ def _changes(c: Candidate, row: Item) -> dict[str, Any]:
     }
     if c.use_guid or not row.guid:
         wanted["guid"] = c.guid if c.guid else row.guid
-    if c.published_at is not None:  # a stored date is kept when the entry has none
+    if c.published_at is not None or row.published_at is None:
+        # A stored date is kept when the entry's is unknown now; an unknown one gets the latest reason.
         wanted["published_at"] = c.published_at
-        wanted["published_is_estimated"] = False
+        wanted["published_is_estimated"] = c.published_at is None
+        wanted["published_precision"] = c.published_precision
+        wanted["published_reason"] = c.published_reason
     return {name: value for name, value in wanted.items() if getattr(row, name) != value}
 
 

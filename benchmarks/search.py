@@ -1,0 +1,231 @@
+"""Item search: ``GET /v1/items?q=`` on 1,000,000 items against a bare FTS query of the same rows.
+
+Builds a fresh migrated SQLite database (or uses ``--database-url`` for PostgreSQL) and fills it with
+synthetic news items: English titles and summaries from a Zipf-like vocabulary, a share with Chinese
+phrases, accented and full-width spellings, and a few rare words. Rows go in through SQLAlchemy Core in
+large batches with the folded search columns computed once per vocabulary word; on SQLite the FTS5 index
+is then built in one ``rebuild`` pass instead of one trigger call per row (the trigger is put back after).
+
+For each query, in the same run:
+
+- ``q=``: the service call behind ``GET /v1/items?q=`` (``sources.service.list_items``: the trigram search
+  joined to the items, ranked, one page of 50 with the next cursor, the mentions read, the API models built);
+- bare: the database's own query over the same index returning the ids of the same page (checked):
+  on SQLite ``SELECT rowid FROM items_fts WHERE items_fts MATCH ? ORDER BY bm25(...), rowid DESC
+  LIMIT 51``; on PostgreSQL the trigram ``LIKE`` filter ordered by the same word similarity; for a query
+  with no word of three characters, the same scan of the folded columns, newest first.
+
+Prints each query's median time over ``--repeat`` runs (after one warm-up), the ratio q= / bare, and the
+ratio of the summed medians.
+
+    python benchmarks/search.py [--items 1000000] [--repeat 7] [--database-url URL] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "service"))
+
+SEED = 20261130
+BATCH = 20_000
+PAGE = 50
+
+# Rare words to search for: each appears in about one item in ten thousand.
+RARE = ["quonzephyr", "selvynite", "daxlumira"]
+CHINESE = ["昇腾芯片", "推理芯片", "数据中心", "华为发布", "寒武纪", "算力集群", "兆瓦级", "量产交付"]
+NAMES = ["Jalapeño", "JALAPEÑO", "Jalapen\u0303o", "Vera Rubin", "GB300", "LPU v2", "Ascend 950", "TPU v8",
+         "Trainium3", "MI450", "１２０ＭＷ", "Straße"]
+
+QUERIES = [
+    ("common word", "inference"),
+    ("accented name", "jalapeño"),
+    ("two words", "vera rubin"),
+    ("full-width figure", "120MW"),
+    ("Chinese, 4 chars", "昇腾芯片"),
+    ("Chinese, 2 chars (scan)", "芯片"),
+    ("rare word", RARE[0]),
+    ("no match", "zzqqxxnothing"),
+]
+
+
+def vocabulary(rng: random.Random) -> list[str]:
+    letters = "abcdefghiklmnoprstuvwy"
+    words = {"inference", "chip", "accelerator", "tokens", "power", "rack", "cluster", "benchmark", "latency",
+             "throughput", "memory", "wafer", "foundry", "model", "launch", "deployment", "capacity"}
+    while len(words) < 3000:
+        words.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 10))))
+    return sorted(words)
+
+
+def generate(n: int, rng: random.Random):
+    """Yield ``n`` item rows (dicts for the items table) with their folded search columns."""
+    from chipwatch.text.search import fold_for_search
+
+    vocab = vocabulary(rng)
+    cumulative = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(vocab))))  # Zipf-like
+    folded = {w: fold_for_search(w) for w in [*vocab, *CHINESE, *NAMES, *RARE]}
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def text(count: int) -> list[str]:
+        words = rng.choices(vocab, cum_weights=cumulative, k=count)
+        if rng.random() < 0.05:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(NAMES))
+        if rng.random() < 0.03:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(CHINESE))
+        if rng.random() < 0.0003:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(RARE))
+        return words
+
+    for i in range(n):
+        title, summary = text(rng.randint(5, 10)), text(rng.randint(20, 40))
+        published = t0 + timedelta(seconds=i * 29)
+        yield {
+            "source_id": "bench",
+            "guid": f"g{i}",
+            "link": f"https://bench.example/{i}",
+            "link_norm": f"https://bench.example/{i}",
+            "content_hash": f"{i:064x}",
+            "title": " ".join(title),
+            "summary": " ".join(summary),
+            "published_at": published,
+            "published_is_estimated": False,
+            "first_seen_at": published,
+            "sort_at": published,
+            "search_title": " ".join(folded[w] for w in title),
+            "search_summary": " ".join(folded[w] for w in summary),
+        }
+
+
+def load(engine, n: int) -> float:
+    """Fill the items table with ``n`` rows; returns the seconds it took."""
+    from sqlalchemy import insert, text
+
+    from chipwatch.sources.models import Item, Source
+
+    started = time.perf_counter()
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.begin() as conn:
+        conn.execute(insert(Source.__table__).values(id="bench", name="bench", kind="rss", trust="press"))
+        trigger = None
+        if sqlite:
+            trigger = conn.execute(
+                text("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'items_fts_insert'")
+            ).scalar_one()
+            conn.execute(text("DROP TRIGGER items_fts_insert"))
+        rows, done = [], 0
+        for row in generate(n, random.Random(SEED)):
+            rows.append(row)
+            if len(rows) == BATCH:
+                conn.execute(insert(Item.__table__), rows)
+                done += len(rows)
+                rows = []
+                print(f"\r  {done:,} items", end="", flush=True)
+        if rows:
+            conn.execute(insert(Item.__table__), rows)
+        if sqlite:
+            conn.execute(text("INSERT INTO items_fts(items_fts) VALUES ('rebuild')"))
+            conn.execute(text(trigger))
+        conn.execute(text("ANALYZE"))
+    print()
+    return time.perf_counter() - started
+
+
+def bare_statement(engine, q: str):
+    """The database's own ranked query for ``q`` over the same index, ids of one page only."""
+    from sqlalchemy import text
+
+    from chipwatch.sources.search import SCORE_SCALE, TITLE_WEIGHT
+    from chipwatch.text.search import search_terms
+
+    terms = search_terms(q)
+    if engine.dialect.name == "sqlite":
+        long_terms = [t for t in terms if len(t) >= 3]
+        if not long_terms:  # what a bare query can do without the index: scan the folded columns
+            where = " AND ".join(f"(instr(search_title, :t{i}) OR instr(search_summary, :t{i}))"
+                                 for i in range(len(terms)))
+            sql = f"SELECT id FROM items WHERE {where} ORDER BY sort_at DESC, id DESC LIMIT {PAGE + 1}"
+            return text(sql).bindparams(**{f"t{i}": t for i, t in enumerate(terms)})
+        match = " ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
+        sql = (f"SELECT rowid FROM items_fts WHERE items_fts MATCH :q ORDER BY "
+               f"round(bm25(items_fts, {TITLE_WEIGHT}, 1.0) * {SCORE_SCALE}), rowid DESC LIMIT {PAGE + 1}")
+        return text(sql).bindparams(q=match)
+    where = " AND ".join(f"(search_title LIKE :t{i} OR search_summary LIKE :t{i})" for i in range(len(terms)))
+    sql = (f"SELECT id FROM items WHERE {where} ORDER BY round(({TITLE_WEIGHT} * word_similarity(:q, "
+           f"search_title) + word_similarity(:q, search_summary)) * {SCORE_SCALE}) DESC, id DESC "
+           f"LIMIT {PAGE + 1}")
+    like = {f"t{i}": f"%{t}%" for i, t in enumerate(terms)}
+    return text(sql).bindparams(q=" ".join(terms), **like)
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    result = fn()  # warm-up: page cache, statement cache
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=1_000_000, help="items to make (50000 for a quick run)")
+    ap.add_argument("--repeat", type=int, default=7, help="timed runs per query (median)")
+    ap.add_argument("--database-url", default=None, help="a PostgreSQL URL (an empty database); else SQLite")
+    ap.add_argument("--keep", default=None, help="directory for the SQLite file, kept afterwards")
+    args = ap.parse_args()
+
+    tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="chipwatch-search-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    os.environ["CHIPWATCH_DATA_DIR"] = str(tmp)
+    os.environ.pop("CHIPWATCH_DATABASE_URL", None)
+    if args.database_url:
+        os.environ["CHIPWATCH_DATABASE_URL"] = args.database_url
+
+    from sqlmodel import Session
+
+    from chipwatch.db import get_engine
+    from chipwatch.migrate import upgrade_to_head
+    from chipwatch.sources.service import list_items
+
+    upgrade_to_head()
+    engine = get_engine()
+    print(f"{engine.dialect.name}: generating and loading {args.items:,} items")
+    print(f"  loaded in {load(engine, args.items):.1f} s")
+
+    def api(q: str):
+        with Session(engine) as session:  # a fresh session per request, as the API has
+            return list_items(session=session, q=q, limit=PAGE)
+
+    def bare(stmt):
+        with Session(engine) as session:
+            return session.execute(stmt).scalars().all()
+
+    print(f"\n{'query':<26}{'q':<16}{'page':>6}{'q= ms':>10}{'bare ms':>10}{'ratio':>8}")
+    total_api = total_bare = 0.0
+    for label, q in QUERIES:
+        api_s, page = timed(lambda q=q: api(q), args.repeat)
+        bare_s, ids = timed(lambda stmt=bare_statement(engine, q): bare(stmt), args.repeat)
+        same_page = [item.id for item in page.items] == list(ids)[:PAGE]
+        if not same_page or (len(ids) > PAGE) != bool(page.next_cursor):
+            raise SystemExit(f"{label}: q= and the bare query disagree on the page")
+        total_api, total_bare = total_api + api_s, total_bare + bare_s
+        print(f"{label:<26}{q:<16}{len(page.items):>6}{api_s * 1e3:>10.2f}{bare_s * 1e3:>10.2f}"
+              f"{api_s / bare_s:>8.2f}")
+    print(f"\nsum of medians: q= {total_api * 1e3:.1f} ms, bare {total_bare * 1e3:.1f} ms, "
+          f"ratio {total_api / total_bare:.2f}")
+
+
+if __name__ == "__main__":
+    main()
