@@ -119,3 +119,19 @@ def test_chip_deployment_and_funding_filters(race):
     assert len(closed) == 32 and all(f["status"] == "closed" for f in closed)
     talks = race.get("/v1/funding-rounds", params={"status": "in_discussion", "limit": 500}).json()["items"]
     assert {f["row_key"] for f in talks} >= {"Sep 2025 10B"}
+
+
+def test_scorecard_files_every_seed_row_where_it_belongs(client):
+    card = client.get("/v1/race/scorecard", params={"chip": "jalapeno"}).json()
+    models = {m["model"]: m for m in card["models"]}
+    # r06: the single-user output speed ratio (3.4x, 2.7x to 4.1x) sits in each of its models' speed column
+    for model in ("gpt-oss-120b", "deepseek-r1", "kimi-k2-5"):
+        speed = {e["id"] for e in models[model]["single_user_speed"]}
+        assert "r06-jalapeno-single-user-ratio" in speed
+    # r07: 85,400 tok/s per kW is an absolute figure, not a ratio over a baseline
+    gpt = models["gpt-oss-120b"]
+    assert [e["id"] for e in gpt["per_kw"]] == ["r07-jalapeno-gpt-oss-per-kw"]
+    assert gpt["per_kw"][0]["value"] == 85400 and gpt["per_kw"][0]["unit"] == "tok/s/kW"
+    assert all(e["unit"] == "x" for m in card["models"] for e in m["per_kw_ratio"])
+    leftovers = {e["id"] for e in card["other_results"]}
+    assert not leftovers & {"r06-jalapeno-single-user-ratio", "r07-jalapeno-gpt-oss-per-kw"}

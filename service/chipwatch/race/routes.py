@@ -40,8 +40,8 @@ async def scorecard(
         None, pattern=SLUG, max_length=SLUG_MAX_LENGTH, description="baseline id, e.g. gb300"
     ),
 ):
-    """Per model: per-kW ratio, single-user speed and iso-interactivity throughput, each with its
-    verification level and source.  422 when ``chip`` or ``baseline`` is not a known chip."""
+    """Per model: tok/s per kW, per-kW ratio, single-user speed and iso-interactivity throughput, each
+    with its verification level and source.  422 when ``chip`` or ``baseline`` is not a known chip."""
 
     def build():
         with session_scope(write=False) as session:

@@ -65,7 +65,12 @@ class Race(BaseModel):
 
 
 class ModelCard(BaseModel):
+    """One model's scorecard columns: ``per_kw`` absolute tok/s per kW, ``per_kw_ratio`` per-kW (or per-W,
+    per-MW) advantage over a baseline, ``single_user_speed`` (absolute or as a ratio), and throughput at
+    the same per-user speed."""
+
     model: str
+    per_kw: list[ResultView]
     per_kw_ratio: list[ResultView]
     single_user_speed: list[ResultView]
     iso_interactivity_throughput: list[ResultView]

@@ -14,15 +14,21 @@ from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source
 
 # Scorecard slots and the result metrics that fill them.  Per-kW/per-W/per-MW ratios are the same
-# efficiency question at different scales, so one slot holds all three.
+# efficiency question at different scales, so one slot holds all three; an absolute figure (tok/s per
+# kW, with no baseline to divide by) is a different quantity and has its own slot.
 PER_KW_METRICS = (
     "throughput_per_watt_ratio",
     "throughput_per_kw_ratio",
     "throughput_per_mw_ratio",
     "tokens_per_mw_ratio",
-    "throughput_per_kw",
 )
-SINGLE_USER_METRICS = ("single_user_output_speed", "single_user_speed_ratio")
+ABSOLUTE_PER_KW_METRICS = ("throughput_per_kw", "tokens_per_s_per_kw")
+SINGLE_USER_METRICS = (
+    "single_user_output_speed",
+    "single_user_speed_ratio",
+    "single_user_output_speed_ratio",
+)
+SLOTS = ("per_kw", "per_kw_ratio", "single_user_speed", "iso_interactivity_throughput")
 ISO_INTERACTIVITY_POINTS = ("iso_interactivity", "iso_speed")
 THROUGHPUT_METRICS = ("throughput_ratio", "output_throughput")
 ANY_MODEL = "_unattributed"
@@ -123,6 +129,8 @@ def _slot(r: Result) -> str | None:
         return "iso_interactivity_throughput"
     if r.metric in PER_KW_METRICS:
         return "per_kw_ratio"
+    if r.metric in ABSOLUTE_PER_KW_METRICS:
+        return "per_kw"
     if r.metric in SINGLE_USER_METRICS:
         return "single_user_speed"
     if r.metric in THROUGHPUT_METRICS:
@@ -131,7 +139,7 @@ def _slot(r: Result) -> str | None:
 
 
 def build_scorecard(*, session: Session, chip: str, baseline: str | None) -> dict[str, Any]:
-    """Per model: per-kW ratio, single-user speed and iso-interactivity throughput of ``chip``.
+    """Per model: tok/s per kW, per-kW ratio, single-user speed and iso-interactivity throughput of ``chip``.
 
     Only results that compare ``chip`` against ``baseline`` count (every baseline when None), plus the
     chip's absolute figures that name no baseline.  Each entry keeps its verification level and source,
@@ -155,9 +163,7 @@ def build_scorecard(*, session: Session, chip: str, baseline: str | None) -> dic
             other.append(view)
             continue
         for model_id in r.model_ids or [ANY_MODEL]:
-            card = models.setdefault(
-                model_id, {"per_kw_ratio": [], "single_user_speed": [], "iso_interactivity_throughput": []}
-            )
+            card = models.setdefault(model_id, {name: [] for name in SLOTS})
             card[slot].append(view)
     levels = sorted({r.verification for r in rows})
     return {
