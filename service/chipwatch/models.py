@@ -2,7 +2,6 @@
 
 from sqlmodel import SQLModel
 
-import chipwatch.candidates.models
 import chipwatch.imports.models
 import chipwatch.knowledge.models
 import chipwatch.outbox.models
