@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-WIDE = 640
+WIDE = 560
 NARROW = 360
 PAD_LEFT = 8
 PAD_RIGHT = 78  # room for the value written after the longest bar

@@ -8,6 +8,7 @@ keyset pagination, up to :data:`ROW_CAP` rows, so a page never holds an unbounde
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import date
 from typing import Any
 
 from sqlmodel import Session
@@ -94,7 +95,7 @@ def race_page(*, session: Session) -> dict[str, Any]:
     }
     deployments = _kb_rows(session, "deployments")
     deployments.sort(
-        key=lambda d: d.get("as_of") or d.get("published_on") or d.get("target_on") or "", reverse=True
+        key=lambda d: d.get("as_of") or d.get("published_on") or d.get("target_on") or date.min, reverse=True
     )
     latest = deployments[:LATEST_DEPLOYMENTS]
     ids = {r for res in board["headline_results"] for r in (*res["chips"], *res["baselines"], *res["models"])}

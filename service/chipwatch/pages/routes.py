@@ -45,7 +45,6 @@ router = APIRouter(include_in_schema=False)
 SignalId = Path(..., max_length=64, description="signal id")
 ChipId = Path(..., max_length=64, description="chip id")
 NoteForm = Form(None, max_length=4000)
-FILTER = Query(None, max_length=200)
 
 
 class PageError(Exception):
@@ -198,9 +197,9 @@ async def chip_page(request: Request, chip_id: str = ChipId, viewer: Viewer = Vi
 @router.get("/leaderboards")
 async def leaderboards_page(
     request: Request,
-    benchmark: str | None = FILTER,
-    model: str | None = FILTER,
-    scenario: str | None = FILTER,
+    benchmark: str | None = Query(None, max_length=200, description="benchmark id, e.g. mlperf-inference"),
+    model: str | None = Query(None, max_length=200, description="model id, or the model as results name it"),
+    scenario: str | None = Query(None, max_length=64, description="scenario, e.g. offline"),
     viewer: Viewer = ViewerDep,
 ) -> Response:
     """MLPerf Inference and InferenceX results ranked per model and scenario: charts and sortable tables,

@@ -480,73 +480,83 @@ def funding_row(
 
 
 # ---------------------------------------------------------------------------------------------- leaderboards
+def _leaderboard_entry(
+    e: Mapping[str, Any], derived: bool, sources: Mapping[str, Mapping[str, Any]], names: Mapping[str, str]
+) -> dict[str, Any]:
+    r = e["result"]
+    chip_name = e["chip_name"] or name_of(e["chip"], names)
+    stated = None
+    if derived and r.get("value") is not None:
+        stated = f"{format_number(r['value'])} {r.get('unit') or ''}".strip()
+    return {
+        "rank": e["rank"],
+        "chip": (e["chip"], chip_name),
+        "system": r.get("system") or chip_name,
+        "submitter": r.get("submitter") or name_of(r.get("reported_by"), names) or "\u2014",
+        "value": e["value"],
+        "figure": format_number(e["value"]),
+        "stated": stated,
+        "formula": (e["derived"] or {}).get("formula"),
+        "accelerators": r.get("accelerator_count"),
+        "division": r.get("division"),
+        "considered": e["results_considered"],
+        "prov": provenance(r, sources, names),
+    }
+
+
 def leaderboards(
     boards: Iterable[Mapping[str, Any]], names: Mapping[str, str], sources: Mapping[str, Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Leaderboards (``race.leaderboard`` answers) as page sections: a chart of the best
+    """Leaderboards (``race.leaderboard`` answers) as page sections, one per benchmark, model and
+    scenario, each holding its boards (the stated metric first, then derived ones): a chart of the best
     :data:`CHART_ROWS` chips and a table of every entry with its system, submitter, accelerators,
-    division, and the provenance of the result behind it."""
-    out = []
+    division and the provenance of the result behind it."""
+    sections: dict[tuple[str, str, str], dict[str, Any]] = {}
     for index, board in enumerate(boards):
-        metric, scenario = board["metric"], (board["scenario"] or "any scenario").replace("_", " ")
+        metric = board["metric"]
+        scenario = (board["scenario"] or "any scenario").replace("_", " ")
+        bench, model = name_of(board["benchmark"], names), name_of(board["model"], names)
+        section = sections.setdefault(
+            (bench, model, scenario),
+            {
+                "anchor": f"board-{len(sections)}",
+                "title": f"{bench}: {model}, {scenario}",
+                "boards": [],
+            },
+        )
         unit = next((e["unit"] for e in board["entries"] if e["unit"]), None)
         derived = metric in DERIVED_METRICS
-        bench, model = name_of(board["benchmark"], names), name_of(board["model"], names)
-        title = f"{bench}: {model}, {scenario} \u2014 {metric_label(metric)} ({unit_label(unit)})"
-        if derived:
-            title += ", derived"
-        entries = []
-        for e in board["entries"]:
-            r = e["result"]
-            prov = provenance(r, sources, names)
-            entries.append(
-                {
-                    "rank": e["rank"],
-                    "chip": (e["chip"], e["chip_name"] or name_of(e["chip"], names)),
-                    "system": r.get("system") or e["chip_name"] or e["chip"],
-                    "submitter": r.get("submitter") or name_of(r.get("reported_by"), names) or "\u2014",
-                    "value": e["value"],
-                    "figure": format_number(e["value"]),
-                    "stated": f"{format_number(r['value'])} {r.get('unit') or ''}".strip()
-                    if derived and r.get("value") is not None
-                    else None,
-                    "formula": (e["derived"] or {}).get("formula"),
-                    "accelerators": r.get("accelerator_count"),
-                    "power_w": r.get("power_w"),
-                    "division": r.get("division"),
-                    "considered": e["results_considered"],
-                    "prov": prov,
-                }
-            )
+        entries = [_leaderboard_entry(e, derived, sources, names) for e in board["entries"]]
         points = [
             Point(
-                label=f"{x['rank']}. {x['chip'][1]} \u00b7 {x['system']} ({x['submitter']})",
+                label=f"{x['rank']}. {x['chip'][1]}"
+                + (f" \u00b7 {x['system']}" if x["system"] != x["chip"][1] else "")
+                + (f" ({x['submitter']})" if x["submitter"] != "\u2014" else ""),
                 value=x["value"],
                 marker=x["prov"]["verification"],
                 note=provenance_text(x["prov"]),
             )
             for x in entries[:CHART_ROWS]
         ]
-        chart_id = f"lb{index}"
-        out.append(
+        label = metric_label(metric) + (" (derived)" if derived else "")
+        section["boards"].append(
             {
                 **chart(
                     points,
-                    chart_id=chart_id,
-                    title=title,
+                    chart_id=f"lb{index}",
+                    title=f"{label}, {unit_label(unit)}",
                     axis_label=axis_label(metric, unit) + (" (derived)" if derived else ""),
                 ),
-                "anchor": f"board-{index}",
-                "benchmark": bench,
-                "model": model,
-                "scenario": scenario,
-                "metric": metric_label(metric) + (" (derived)" if derived else ""),
+                "metric": label,
                 "unit": unit_label(unit),
+                "derived": derived,
                 "lower_is_better": board["order"] == "ascending",
                 "entries": entries,
             }
         )
-    return out
+    for section in sections.values():
+        section["boards"].sort(key=lambda b: b["derived"])
+    return list(sections.values())
 
 
 def legend_markers() -> list[tuple[str, str]]:
