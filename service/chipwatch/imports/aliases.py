@@ -16,13 +16,12 @@ from sqlmodel import Session
 
 from chipwatch.imports import apply
 from chipwatch.imports.models import Alias, Import, WaitingRow
-from chipwatch.imports.plan import IMPORT_KINDS, Candidate, decide
+from chipwatch.imports.plan import IMPORT_KINDS, Candidate
 from chipwatch.imports.resolve import Resolver, load_resolver, token_key
 from chipwatch.imports.schemas import AliasCreate, AliasUpdate, UnresolvedName
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.models import Chip, Model, Vendor
-from chipwatch.knowledge.service import notify_facts
 from chipwatch.vocab.slugs import slugify
 
 TARGETS = {"chip": Chip, "vendor": Vendor, "model": Model}
@@ -156,22 +155,12 @@ def _apply_group(
     kind = IMPORT_KINDS[dataset]
     imp = session.get(Import, import_id)
     candidates = [candidate for _row, candidate in members]
-    existing = apply.load_existing(session=session, kb_kind=kind.kb_kind, dataset=dataset)
-    wanted = {c.built.subject_id for c in candidates if c.built.subject_id}
-    subjects = apply.load_subjects(session=session, kb_kind=kind.kb_kind, ids=wanted, dataset=dataset)
-    taken = apply.taken_ids(session=session, kb_kind=kind.kb_kind)
-    plan = decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=None)
-    now = utcnow()
-    written = apply.insert_facts(
-        session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=now
+    plan = apply.plan_import(
+        session=session, kb_kind=kind.kb_kind, dataset=dataset, candidates=candidates, scopes=None
     )
-    done = apply.Applied(written=written)
-    apply.update_facts(
-        session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=now, applied=done
-    )
+    apply.write_plan(session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=utcnow())
     for row, _candidate in members:
         session.delete(row)
-    notify_facts(session, kind.kb_kind, done.written)
     return len(members)
 
 

@@ -19,9 +19,11 @@ from sqlmodel import Session, SQLModel
 
 from chipwatch.imports.build import Built
 from chipwatch.imports.models import Import, WaitingRow
-from chipwatch.imports.plan import Candidate, Existing, Plan
+from chipwatch.imports.plan import Candidate, Existing, Plan, decide
+from chipwatch.knowledge.events import changes_held
 from chipwatch.knowledge.history import plain, record_change, record_created
 from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.service import notify_facts
 
 BATCH = 500
 # Follows from the stated figures; its inputs' changes are the history.
@@ -74,6 +76,23 @@ def taken_ids(*, session: Session, kb_kind: str) -> set[str]:
     """Every id of the ``kb_kind`` table."""
     table = KB_TABLES[kb_kind]
     return set(session.scalars(select(table.id)))
+
+
+def plan_import(
+    *,
+    session: Session,
+    kb_kind: str,
+    dataset: str,
+    candidates: list[Candidate],
+    scopes: set[str | None] | None,
+) -> Plan:
+    """The plan for ``candidates`` against what is stored: the facts ``dataset`` wrote, the facts exact
+    aliases name, and the ids already taken (see :func:`chipwatch.imports.plan.decide`)."""
+    existing = load_existing(session=session, kb_kind=kb_kind, dataset=dataset)
+    wanted = {c.built.subject_id for c in candidates if c.built.subject_id}
+    subjects = load_subjects(session=session, kb_kind=kb_kind, ids=wanted, dataset=dataset)
+    taken = taken_ids(session=session, kb_kind=kb_kind)
+    return decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=scopes)
 
 
 @cache
@@ -258,3 +277,21 @@ def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -
         names=[{"name": u.name, "kind": u.kind, "reason": u.reason} for u in built.waiting],
         since=at,
     )
+
+
+def write_plan(
+    *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime
+) -> Applied:
+    """Write the plan: inserts, then updates and retirements (their changes evaluated by the change
+    listeners in one pass), then hand every written fact to the fact listeners. Rows waiting for an
+    alias are the caller's (:func:`replace_waiting`)."""
+    applied = Applied(
+        written=insert_facts(session=session, plan=plan, imp=imp, version=version, kb_kind=kb_kind, at=at)
+    )
+    with changes_held(session):
+        update_facts(
+            session=session, plan=plan, imp=imp, version=version, kb_kind=kb_kind, at=at, applied=applied
+        )
+        applied.retired = retire_facts(session=session, plan=plan, imp=imp, kb_kind=kb_kind, at=at)
+    notify_facts(session, kb_kind, applied.written)
+    return applied

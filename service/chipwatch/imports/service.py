@@ -18,12 +18,10 @@ from chipwatch.datasets.kinds import DATASET_KINDS, options_from_name, parse_dat
 from chipwatch.datasets.records import DatasetFormatError, ParseResult, to_plain
 from chipwatch.imports import apply
 from chipwatch.imports.models import Import
-from chipwatch.imports.plan import IMPORT_KINDS, Plan, built_candidates, decide, scopes_of
+from chipwatch.imports.plan import IMPORT_KINDS, Plan, built_candidates, scopes_of
 from chipwatch.imports.resolve import load_resolver
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
-from chipwatch.knowledge.events import changes_held
-from chipwatch.knowledge.service import notify_facts
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: stages ``parse``, ``build``, ``write``."""
@@ -119,8 +117,27 @@ def run_import(
     note("build", len(candidates), len(candidates))
     version = hashlib.sha256(request.data).hexdigest()
     scopes = scopes_of(candidates) if kind.whole_version else None
-    plan = _decide(session, kind.kb_kind, request.kind, candidates, scopes)
-    imp = Import(
+    plan = apply.plan_import(
+        session=session, kb_kind=kind.kb_kind, dataset=request.kind, candidates=candidates, scopes=scopes
+    )
+    imp = _new_import(request, version, now, parsed.rows_read, scopes_of(candidates))
+    session.add(imp)
+    session.flush()
+    note("write", 0, len(plan.inserts) + len(plan.updates))
+    applied = apply.write_plan(
+        session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=now
+    )
+    apply.replace_waiting(session=session, plan=plan, imp=imp, version=version, scopes=scopes, at=now)
+    note("write", len(plan.inserts) + len(plan.updates), len(plan.inserts) + len(plan.updates))
+    _finish(imp, parsed, plan, applied, candidates)
+    session.flush()
+    return imp
+
+
+def _new_import(
+    request: ImportRequest, version: str, now: datetime, rows_read: int, scopes: set[str | None]
+) -> Import:
+    return Import(
         kind=request.kind,
         source_id=request.source_id,
         url=request.url,
@@ -130,43 +147,9 @@ def run_import(
         strict=request.strict,
         actor=request.actor,
         started_at=now,
-        rows_read=parsed.rows_read,
-        scopes=sorted(s for s in scopes_of(candidates) if s is not None),
+        rows_read=rows_read,
+        scopes=sorted(s for s in scopes if s is not None),
     )
-    session.add(imp)
-    session.flush()
-    written = apply.insert_facts(
-        session=session, plan=plan, imp=imp, version=version, kb_kind=kind.kb_kind, at=now
-    )
-    note("write", len(plan.inserts), len(plan.inserts) + len(plan.updates))
-    applied = apply.Applied(written=written)
-    with changes_held(session):  # signals read every change of the import in one pass
-        apply.update_facts(
-            session=session,
-            plan=plan,
-            imp=imp,
-            version=version,
-            kb_kind=kind.kb_kind,
-            at=now,
-            applied=applied,
-        )
-        applied.retired = apply.retire_facts(
-            session=session, plan=plan, imp=imp, kb_kind=kind.kb_kind, at=now
-        )
-    apply.replace_waiting(session=session, plan=plan, imp=imp, version=version, scopes=scopes, at=now)
-    note("write", len(plan.inserts) + len(plan.updates), len(plan.inserts) + len(plan.updates))
-    notify_facts(session, kind.kb_kind, applied.written)
-    _finish(imp, parsed, plan, applied, candidates)
-    session.flush()
-    return imp
-
-
-def _decide(session: Session, kb_kind: str, dataset: str, candidates: list, scopes: set | None) -> Plan:
-    existing = apply.load_existing(session=session, kb_kind=kb_kind, dataset=dataset)
-    wanted = {c.built.subject_id for c in candidates if c.built.subject_id}
-    subjects = apply.load_subjects(session=session, kb_kind=kb_kind, ids=wanted, dataset=dataset)
-    taken = apply.taken_ids(session=session, kb_kind=kb_kind)
-    return decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=scopes)
 
 
 def _unresolved(candidates: list) -> list[dict[str, Any]]:
