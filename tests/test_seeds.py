@@ -450,6 +450,7 @@ def test_signal_definition_columns_are_the_only_ones_seeded():
         "deadline",
         "on_deadline",
         "review",
+        "require_fact",
         "subjects",
         "tags",
         "yes_when",

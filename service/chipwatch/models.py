@@ -2,6 +2,7 @@
 
 from sqlmodel import SQLModel
 
+import chipwatch.candidates.models
 import chipwatch.imports.models
 import chipwatch.knowledge.models
 import chipwatch.outbox.models

@@ -74,6 +74,7 @@ SIGNAL_DEFINITION_COLUMNS = (
     "deadline",
     "on_deadline",
     "review",
+    "require_fact",
     "subjects",
     "tags",
     "yes_when",

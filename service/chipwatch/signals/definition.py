@@ -272,6 +272,9 @@ class SignalDefinition(_Strict):
     deadline: date | None = None
     on_deadline: OnDeadline = "no"
     review: Review
+    require_fact: bool = False
+    """True: a matching item is recorded as evidence but never moves the signal; only a knowledge-base
+    fact does (a ``result`` or ``deployment`` condition, such as a fact an analyst accepted from news)."""
     subjects: EntityIds
     yes_when: Annotated[list[Condition], Field(min_length=1, max_length=MAX_CONDITIONS)]
     no_when: list[Condition] = Field(default_factory=list, max_length=MAX_CONDITIONS)

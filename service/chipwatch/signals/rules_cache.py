@@ -44,6 +44,7 @@ DEFINITION_COLUMNS = (
     "deadline",
     "on_deadline",
     "review",
+    "require_fact",
     "subjects",
     "yes_when",
     "no_when",

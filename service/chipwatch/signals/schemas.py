@@ -69,6 +69,7 @@ class SignalWithEvidence(SignalPublic):
 
     description: str | None
     tags: list[str]
+    require_fact: bool
     yes_when: list[dict[str, Any]]
     no_when: list[dict[str, Any]]
     watched_sources: list[str]
