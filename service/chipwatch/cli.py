@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -26,11 +27,30 @@ def _setup_logging() -> None:
     configure_logging(get_settings())
 
 
-def _start() -> None:
-    """What every command that does work needs first: logging and the cross-domain listeners."""
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr and exit ``code``: what is wrong and what to do, never a traceback."""
+    typer.echo(f"chipwatch: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _require_database() -> None:
+    """Exit 2 with one line unless the database exists and is migrated to head; creates nothing."""
+    from chipwatch.preflight import NotReady, require_initialised
+
+    try:
+        require_initialised(get_settings())
+    except NotReady as exc:
+        _fail(str(exc))
+
+
+def _start(*, database: bool = True) -> None:
+    """What every command that does work needs first: logging, the cross-domain listeners and (unless
+    ``database`` is False, as for ``init``) an initialised database."""
     from chipwatch.wiring import wire
 
     _setup_logging()
+    if database:
+        _require_database()
     wire()
 
 
@@ -52,12 +72,21 @@ def _seed() -> None:
 
 @app.command()
 def init() -> None:
-    """Migrate the database to head and load seed_data/ (idempotent); prints a new admin token once."""
-    _start()
+    """Migrate the database to head and load seed_data/ (idempotent); prints a new admin token once.
+
+    The only command that creates a database: a SQLite file in a directory that exists, or in the data
+    directory (created if missing); exit status 2 with one line otherwise.
+    """
+    _start(database=False)
     from chipwatch.kit.auth import ensure_admin_token
     from chipwatch.migrate import upgrade_to_head
+    from chipwatch.preflight import NotReady, prepare_new_database
 
     settings = get_settings()
+    try:
+        prepare_new_database(settings)
+    except NotReady as exc:
+        _fail(str(exc))
     upgrade_to_head(settings)
     console.print("database migrated to head")
     _seed()
@@ -85,24 +114,28 @@ def serve(
     no_scheduler: bool = typer.Option(False, "--no-scheduler", help="serve the API only (replicas)"),
     workers: int = typer.Option(1, help="uvicorn worker processes"),
 ) -> None:
-    """Serve the REST API (and, unless --no-scheduler, the scheduled jobs) with uvicorn."""
+    """Serve the REST API (and, unless --no-scheduler, the scheduled jobs) with uvicorn.
+
+    Checks the database and binds the port before anything starts: a database that is not initialised
+    or a bad CHIPWATCH_DATABASE_URL exits 2, a port that cannot be bound exits 1, each with one line.
+    Prints "listening on http://HOST:PORT" once serving. Access log: CHIPWATCH_ACCESS_LOG=1.
+    """
     import os
 
-    import uvicorn
+    from chipwatch.serving import CannotListen
+    from chipwatch.serving import serve as serve_api
 
-    _setup_logging()
     if no_scheduler:
         os.environ["CHIPWATCH_SCHEDULER_ENABLED"] = "0"
         get_settings.cache_clear()
-    uvicorn.run(
-        "chipwatch.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
-        access_log=False,
-    )
+    _setup_logging()
+    _require_database()
+    try:
+        started = serve_api(get_settings(), host=host, port=port, workers=workers)
+    except CannotListen as exc:
+        _fail(str(exc), code=1)
+    if not started:
+        _fail("the API did not start; see the log above", code=1)
 
 
 @app.command()
@@ -154,6 +187,7 @@ def signals() -> None:
     from chipwatch.db import session_scope
     from chipwatch.signals import service
 
+    _require_database()
     with session_scope(write=False) as session:
         rows = service.list_signals(session=session, limit=10_000)["items"]
     table = Table(title="watch signals")

@@ -26,6 +26,7 @@ class Settings(BaseSettings):
     scheduler_enabled: bool = True
     log_format: str = Field(default="text", pattern="^(text|json)$")
     log_level: str = "INFO"
+    access_log: bool = False  # one log line per HTTP request served (logger uvicorn.access)
 
     fetch_timeout_s: float = 20.0
     fetch_max_bytes: int = 15 * 1024 * 1024

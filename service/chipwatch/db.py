@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
 from chipwatch.config import Settings, get_settings
-from chipwatch.kit.files import private_dir, restrict_file
+from chipwatch.kit.files import restrict_file
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 
@@ -61,9 +61,9 @@ def make_engine(url: str) -> Engine:
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
+        # No directory is made here: only ``chipwatch init`` creates a database, and only where
+        # chipwatch.preflight allows it; a mistyped path must fail, not grow a new tree.
         db_file = Path(parsed.database) if parsed.database and parsed.database != ":memory:" else None
-        if db_file is not None:
-            private_dir(db_file.parent)
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
