@@ -4,6 +4,14 @@ TDP that changed."""
 
 from __future__ import annotations
 
+import json
+
+import jsonschema
+from sqlalchemy import select
+
+from chipwatch.db import session_scope
+from chipwatch.outbox.models import Event
+from chipwatch.paths import SCHEMA_DIR
 from tests.fixtures.corpus import requires_corpus
 from tests.fixtures.imports import CLUSTERS, EPOCH_NEW, EPOCH_OLD, MLPERF_V51, import_corpus
 
@@ -22,6 +30,17 @@ def _signal(client, headers, signal_id: str, subjects: list[str], condition: dic
     r = client.post("/v1/signals", json=body, headers=headers)
     assert r.status_code == 201, r.text
     assert r.json()["status"] == "open"
+
+
+def _events(event_type: str, signal_id: str) -> list[dict]:
+    with session_scope(write=False) as session:
+        stmt = select(Event).where(Event.type == event_type, Event.signal_id == signal_id).order_by(Event.id)
+        return [event.data for event in session.scalars(stmt)]
+
+
+def _validator(event_type: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads((SCHEMA_DIR / "events" / f"{event_type}.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
 
 
 def _state(client, signal_id: str) -> tuple[str, str | None, list[dict]]:
@@ -94,6 +113,13 @@ def test_a_chip_tdp_change_resolves_a_change_condition(client, admin_headers):
     assert piece["ref_kind"] == "change"
     assert piece["reason"] == "chips google-tpu-v7-ironwood nominal_power_w 980 -> 960 (import)"
     assert _state(client, "b200-tdp-changed")[:2] == ("open", None)  # its TDP is the same in both exports
+    # the events announcing it carry the change as evidence and keep to their published schemas
+    for event_type in ("signal.evidence_added", "signal.status_changed"):
+        (data,) = _events(event_type, "tpu-v7-tdp-changed")
+        evidence = data["evidence"] if event_type == "signal.evidence_added" else data["evidence"][0]
+        assert (evidence["ref_kind"], evidence["ref_id"]) == ("change", piece["ref_id"])
+        payload = {"type": event_type, "timestamp": "2026-11-30T10:00:00Z", "data": data}
+        assert list(_validator(event_type).iter_errors(payload)) == []
 
 
 def test_a_change_condition_is_refused_naming_the_field(client, admin_headers):
