@@ -158,6 +158,16 @@ MAX_PHRASE_CHARS = 200
 """Longest alias or term, in characters, that matching takes into account."""
 
 
+def _path_leaves(root: _TrieNode, canon: str) -> list[_Phrase]:
+    """Every phrase ending on the trie path of ``canon`` (its prefixes, and itself), shortest first."""
+    out: list[_Phrase] = []
+    node = root
+    for char in canon:
+        node = node.children[char]
+        out.extend(node.leaves)
+    return out
+
+
 def _sorted_labels(phrase: _Phrase) -> _Labels:
     return tuple(sorted(phrase.labels, key=str))
 
@@ -182,10 +192,12 @@ def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[s
     alternatives = _render(root, order, root=True) if phrases else _NEVER
     groups: _Groups = []
     for winner in order:
+        # Only a phrase whose literal is a prefix of the winner's can be implied: those end on the trie
+        # nodes along the winner's path, so each winner looks at its own path, never at every phrase.
         implied = [
             (_sorted_labels(o), len(o.canon), o.wildcard)
-            for o in phrases
-            if len(o.canon) <= len(winner.canon) and _implies(winner, o)
+            for o in _path_leaves(root, winner.canon)
+            if _implies(winner, o)
         ]
         groups.append((_sorted_labels(winner), implied))
     # A lookahead makes every match zero-width, so the scan tries every position and phrases that start
