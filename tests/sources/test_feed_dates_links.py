@@ -4,11 +4,16 @@ the article's link chosen by relation, never an enclosure."""
 from __future__ import annotations
 
 import html
+import io
+import warnings
 from datetime import UTC, datetime
 
+import feedparser
 import pytest
 
+from chipwatch.sources.errors import FeedParseError
 from chipwatch.sources.parse import ParsedEntry, parse_feed
+from tests.fixtures.corpus import corpus_dir, requires_corpus
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -160,3 +165,33 @@ def test_rss_article_links(item: str, expected: str | None) -> None:
     body = f'<rss version="2.0"><channel><title>t</title><item><title>x</title>{item}</item></channel></rss>'
     (entry,) = parse_feed(body.encode(), url="https://news.example/feed", headers={}, now=NOW).entries
     assert entry.link == expected
+
+
+DATE_KEYS = ("published", "updated", "created")
+
+
+@requires_corpus
+def test_the_corpus_feeds_lose_no_date_feedparser_reads() -> None:
+    """Every entry of the corpus's real feeds whose date feedparser reads still has a date after parsing
+    (the plausibility bound on the future is lifted: feedparser's own tests are dated anywhere)."""
+    far = datetime(2100, 1, 1, tzinfo=UTC)
+    dated, lost = 0, []
+    for path in sorted(p for p in corpus_dir().rglob("*") if p.suffix in (".xml", ".rdf", ".atom", ".rss")):
+        body = path.read_bytes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = feedparser.parse(io.BytesIO(body)).entries
+        try:
+            entries = parse_feed(body, url="https://news.example/feed", headers={}, now=far).entries
+        except FeedParseError:
+            continue
+        assert len(entries) == len(expected), path
+        for theirs, ours in zip(expected, entries, strict=True):
+            filled = [k for k in DATE_KEYS if str(dict.get(theirs, k) or "").strip()]
+            key = filled[0] if filled else None
+            if key is not None and dict.get(theirs, f"{key}_parsed"):
+                dated += 1
+                if ours.published_at is None:
+                    lost.append((path.name, theirs[key], ours.published_reason))
+    assert dated > 300
+    assert lost == []
