@@ -308,9 +308,13 @@ def test_missing_required_fields_are_named() -> None:
     del data["yes_when"]
     assert refused(data).field == "yes_when"
     data = definition()
-    del data["review"]
+    del data["opened_on"]
     err = refused(data)
-    assert (err.field, err.message) == ("review", "is required")
+    assert (err.field, err.message) == ("opened_on", "is required")
+    # review and subjects have defaults (auto; the entities the conditions name): not required.
+    data = definition()
+    del data["review"], data["subjects"]
+    assert validate_definition(data).review == "auto"
 
 
 def test_not_an_object() -> None:

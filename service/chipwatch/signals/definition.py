@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
@@ -271,13 +279,38 @@ class SignalDefinition(_Strict):
     opened_on: date
     deadline: date | None = None
     on_deadline: OnDeadline = "no"
-    review: Review
+    review: Review = "auto"
     require_fact: bool = False
     """True: a matching item is recorded as evidence but never moves the signal; only a knowledge-base
     fact does (a ``result`` or ``deployment`` condition, such as a fact an analyst accepted from news)."""
-    subjects: EntityIds
+    subjects: list[EntityId] = Field(default_factory=list, max_length=100)
+    """The entities the signal is about; when absent, those its conditions name
+    (:meth:`condition_entities`)."""
     yes_when: Annotated[list[Condition], Field(min_length=1, max_length=MAX_CONDITIONS)]
     no_when: list[Condition] = Field(default_factory=list, max_length=MAX_CONDITIONS)
+    _subjects_derived: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="after")
+    def _subjects_default(self) -> SignalDefinition:
+        if not self.subjects:
+            self.subjects = self.condition_entities()
+            self._subjects_derived = True
+        return self
+
+    @property
+    def subjects_derived(self) -> bool:
+        """True when ``subjects`` was absent and taken from the conditions."""
+        return self._subjects_derived
+
+    def condition_entities(self) -> list[str]:
+        """The entity ids the conditions name as what they look for (mentions_all, mentions_any, chip,
+        baseline, model, benchmark, operator; not ``reported_by_not``, which names who must not
+        report it), each once, in the order they first appear."""
+        seen: dict[str, None] = {}
+        for field, ent in self._condition_refs():
+            if not field.endswith(".reported_by_not"):
+                seen.setdefault(ent, None)
+        return list(seen)
 
     def conditions(self) -> Iterator[tuple[Side, int, Condition]]:
         """Every condition with its side and its index within that side's list."""
@@ -287,9 +320,14 @@ class SignalDefinition(_Strict):
             yield "no", i, cond
 
     def entity_refs(self) -> Iterator[tuple[str, str]]:
-        """``(field, entity id)`` for every entity the definition names, subjects first."""
-        for i, ent in enumerate(self.subjects):
-            yield f"subjects[{i}]", ent
+        """``(field, entity id)`` for every entity the definition names, subjects first (unless they were
+        derived from the conditions, which then name each of them)."""
+        if not self._subjects_derived:
+            for i, ent in enumerate(self.subjects):
+                yield f"subjects[{i}]", ent
+        yield from self._condition_refs()
+
+    def _condition_refs(self) -> Iterator[tuple[str, str]]:
         for side, i, cond in self.conditions():
             base = f"{side}_when[{i}].{cond.kind}"
             body = cond.body
@@ -389,6 +427,12 @@ def _build(
     except PydanticError as exc:
         # The schema already refused anything the models refuse; this keeps the field naming if not.
         raise DefinitionError.of([(field_path(e["loc"], prefix), e["msg"]) for e in exc.errors()]) from exc
+    if not defn.subjects:
+        raise DefinitionError(
+            field_path(["subjects"], prefix),
+            "is required when no condition names an entity (mentions_all, mentions_any, chip, baseline, "
+            "model, benchmark or operator)",
+        )
     problems = semantic_problems(
         defn, known_entities=known_entities, known_sources=known_sources, today=datetime.now(UTC).date()
     )

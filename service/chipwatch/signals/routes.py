@@ -32,8 +32,9 @@ router = APIRouter(prefix="/v1", tags=["signals"], dependencies=[Depends(require
 SignalId = Path(..., max_length=64, description="signal id")
 DefinitionBody = Body(
     ...,
-    description="A signal definition (schema/signal.schema.json): id, question, opened_on, review, "
-    "subjects, yes_when, and optionally description, tags, deadline, on_deadline, no_when.",
+    description="A signal definition (schema/signal.schema.json): id, question, opened_on, yes_when, and "
+    "optionally review (default auto), subjects (default: the entities the conditions name), description, "
+    "tags, deadline, on_deadline, require_fact, no_when.",
 )
 ChangesBody = Body(
     ..., description="Definition fields to change (any except id); the result is validated whole."
