@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from chipwatch import __version__
+from chipwatch.candidates.routes import router as candidates_router
 from chipwatch.config import get_settings
 from chipwatch.imports.routes import router as imports_router
 from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
@@ -72,7 +73,7 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     app.add_middleware(RequestLimitMiddleware)
 
     routers = (race_router, signals_router, knowledge_router, history_router, imports_router, sources_router,
-               webhooks_router, ops_router, docs_router)
+               candidates_router, webhooks_router, ops_router, docs_router)
     for router in routers:
         app.include_router(router)
     install_pages(app)  # pages for people at /, their static assets and error pages

@@ -5,7 +5,8 @@ were registered here, so neither imports the signals domain.
 
 * a fact written to the knowledge base (API or seed) -> signal evaluation of that fact;
 * a fact retracted -> signals it decided are evaluated again; an entity a signal names is not retracted;
-* items stored by a feed check -> signal evaluation of those items;
+* items stored by a feed check -> signal evaluation of those items, and the candidate facts read from
+  them (chipwatch.candidates);
 * the metrics registry -> the queue-depth gauge, read from the domains' tables at scrape time.
 
 Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and collected by
@@ -14,6 +15,7 @@ Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and col
 
 from __future__ import annotations
 
+from chipwatch.candidates.service import propose_from_items
 from chipwatch.queue_depth import register_queue_depth
 from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
 from chipwatch.signals.retraction import register_retraction_listener
@@ -25,4 +27,5 @@ def wire() -> None:
     register_fact_listener()
     register_retraction_listener()
     on_items_stored(evaluate_items)
+    on_items_stored(propose_from_items)
     register_queue_depth()

@@ -11,6 +11,8 @@ import jsonschema
 import pytest
 from standardwebhooks import Webhook as StandardWebhook
 
+from chipwatch.candidates.events import candidate_created_data
+from chipwatch.candidates.models import Candidate, CandidateItem
 from chipwatch.db import session_scope
 from chipwatch.knowledge.history import record_change
 from chipwatch.outbox.emit import emit
@@ -100,6 +102,12 @@ def _produce_every_event(signal, history, evidence, source, webhook_id):
         record_change(session=session, kind="chips", fact_id="gb300", action="updated", cause="api",
                       changes={"nominal_power_w": (1400.0, 1450.0)}, actor="admin")
         endpoints.send_test(session=session, endpoint_id=webhook_id, message="hello")
+        candidate = Candidate(id=7, kind="funding", fact_key="k" * 64, status="pending",
+                              fact={"vendor_name": "Etched", "amount": 5e8, "currency": "USD"},
+                              confidence=0.8, verification="witnessed", independent_sources=2,
+                              created_at=datetime.now(UTC))
+        quote = CandidateItem(item_id=41, source_id=source.id, trust="press", quote="Etched raises $500M")
+        emit(session, "candidate.created", candidate_created_data(candidate, [quote]))
 
 
 def test_delivered_payloads_validate_against_their_schemas(signal_change, receiver):
@@ -129,6 +137,11 @@ def test_delivered_payloads_validate_against_their_schemas(signal_change, receiv
     assert fact["cause"] == "api"
     assert fact["changes"] == [{"field": "nominal_power_w", "old": 1400.0, "new": 1450.0}]
     assert payloads["webhook.test"]["data"] == {"webhook_id": hook.id, "message": "hello"}
+    proposed = payloads["candidate.created"]["data"]
+    assert (proposed["candidate_id"], proposed["kind"]) == (7, "funding")
+    assert proposed["verification"] == "witnessed"
+    assert proposed["items"] == [{"item_id": 41, "source_id": "wh-press", "trust": "press",
+                                  "quote": "Etched raises $500M"}]
 
 
 def test_reopened_signal_has_no_resolved_at(signal_change):

@@ -17,6 +17,7 @@ EVENT_TYPES = (
     "signal.deadline_approaching",
     "source.health_changed",
     "fact.changed",
+    "candidate.created",
     "webhook.test",
 )
 """Every event type; each has a JSON Schema in ``schema/events/<type>.schema.json``."""

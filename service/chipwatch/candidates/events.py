@@ -1,0 +1,47 @@
+"""Events of candidate facts: ``candidate.created``, written to the outbox in the transaction that
+proposed the candidate (schema/events/candidate.created.schema.json)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session
+
+from chipwatch.candidates.models import Candidate, CandidateItem
+from chipwatch.kit.time import rfc3339
+from chipwatch.outbox.emit import emit
+
+CANDIDATE_CREATED = "candidate.created"
+
+
+def candidate_created_data(candidate: Candidate, items: Sequence[CandidateItem]) -> dict[str, Any]:
+    """The ``data`` of a ``candidate.created`` event: the candidate, its proposed fact and the items
+    (source, trust, the words it was read from) that carried it when it was proposed."""
+    corroborates = (
+        {"kind": candidate.corroborates_kind, "id": candidate.corroborates_id}
+        if candidate.corroborates_id else None
+    )
+    return {
+        "candidate_id": candidate.id,
+        "kind": candidate.kind,
+        "status": candidate.status,
+        "fact": candidate.fact,
+        "confidence": candidate.confidence,
+        "verification": candidate.verification,
+        "independent_sources": candidate.independent_sources,
+        "corroborates": corroborates,
+        "items": [
+            {"item_id": i.item_id, "source_id": i.source_id, "trust": i.trust, "quote": i.quote}
+            for i in items
+        ],
+        "created_at": rfc3339(candidate.created_at),
+    }
+
+
+def emit_candidate_created(session: Session, candidate: Candidate, items: Sequence[CandidateItem]) -> None:
+    """Write one ``candidate.created`` event to the outbox in ``session``'s transaction."""
+    emit(session, CANDIDATE_CREATED, candidate_created_data(candidate, items))
+
+
+__all__ = ["CANDIDATE_CREATED", "candidate_created_data", "emit_candidate_created"]
