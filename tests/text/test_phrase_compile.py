@@ -30,3 +30,12 @@ def test_prefix_phrases_are_still_found_inside_longer_ones():
     found = phrase_set.scan("the vera rubin nvl144 results were reproduced")
     assert set(found) == {"vera", "vr", "n", "rep"}
     assert found["vera"] == (4, 8) and found["vr"] == (4, 14) and found["n"] == (4, 21)
+
+
+def test_the_case_insensitive_twin_is_compiled_only_when_a_text_needs_it():
+    phrase_set = PhraseSet([("rubin", False, "r")])
+    assert phrase_set.scan("vera rubin") == {"r": (5, 10)}
+    assert phrase_set._twins is None  # normalised text never changes length when lower-cased
+    # U+0130 lower-cases to two characters: offsets must stay the text's own, so the twin reads it.
+    assert phrase_set.scan("\u0130 Rubin") == {"r": (2, 7)}
+    assert phrase_set._twins is not None

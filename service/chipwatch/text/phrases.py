@@ -172,8 +172,8 @@ def _sorted_labels(phrase: _Phrase) -> _Labels:
     return tuple(sorted(phrase.labels, key=str))
 
 
-def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[str], _Groups]:
-    """``(pattern over lower-cased text, case-insensitive twin, groups)`` for ``phrases`` as one trie.
+def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], str, _Groups]:
+    """``(pattern over lower-cased text, its source, groups)`` for ``phrases`` as one trie.
 
     ``groups[n - 1]`` describes capture group ``n``: the winning phrase's labels and, for each phrase it
     implies (a prefix that also matches at that place), its labels, canonical length and wildcard flag.
@@ -208,9 +208,9 @@ def _compile_trie(phrases: list[_Phrase]) -> tuple[re.Pattern[str], re.Pattern[s
     if firsts:
         body = f"(?=[{''.join(re.escape(c) for c in firsts)}])" + body
     # Phrases are lower-cased (``canonical``) and the pattern reads lower-cased text, which is faster than
-    # a case-insensitive pattern; the twin serves the rare text whose lower-casing changes its length
-    # (offsets must stay those of the normalised text).
-    return re.compile(body), re.compile(body, re.IGNORECASE), groups
+    # a case-insensitive pattern; a case-insensitive twin of the source serves the rare text whose
+    # lower-casing changes its length (offsets must stay those of the normalised text).
+    return re.compile(body), body, groups
 
 
 class PhraseSet:
@@ -238,9 +238,18 @@ class PhraseSet:
         parts = [_compile_trie(part) for part in (word_first, other_first) if part] or [_compile_trie([])]
         self.pattern: re.Pattern[str] = parts[0][0]
         self._more: list[re.Pattern[str]] = [part[0] for part in parts[1:]]
-        self._patterns_ci = [part[1] for part in parts]
+        self._sources = [part[1] for part in parts]
+        self._twins: list[re.Pattern[str]] | None = None
         self._groups: list[_Groups] = [part[2] for part in parts]
         self.size = len(by_key)
+
+    @property
+    def _patterns_ci(self) -> list[re.Pattern[str]]:
+        # Compiled on first need: compiling costs as much as the pattern itself, and most sets never
+        # meet a text whose lower-casing changes its length.
+        if self._twins is None:
+            self._twins = [re.compile(source, re.IGNORECASE) for source in self._sources]
+        return self._twins
 
     def _passes(self, norm: str) -> Iterator[tuple[str, _Groups, Iterator[re.Match[str]]]]:
         """For each pattern: the text its spans refer to (as long as ``norm``), its groups, its matches."""
