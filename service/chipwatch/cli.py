@@ -181,30 +181,79 @@ def worker(
     asyncio.run(run())
 
 
+SIGNAL_COLUMNS = ("id", "status", "outcome", "deadline", "watch health", "known_at")
+"""The signals table's columns, most wanted first: when the terminal is too narrow for all of them,
+the last ones are left out (never cut short)."""
+
+
 @app.command()
-def signals() -> None:
-    """A table of the watch signals: id, status, outcome, known_at, deadline and watch health."""
+def signals(
+    columns: str = typer.Option(
+        None,
+        "--columns",
+        "-c",
+        help=f"comma-separated columns to show, of: {', '.join(SIGNAL_COLUMNS)} "
+        "(default: as many as the terminal's width holds, in that order)",
+    ),
+) -> None:
+    """A table of the watch signals: id, status, outcome, deadline, watch health and known_at (UTC).
+
+    No value is ever cut short: on a narrow terminal the columns that do not fit are left out, last
+    first, and a line says which; ``--columns`` picks them. Exit status 2 for an unknown column.
+    """
     from chipwatch.db import session_scope
     from chipwatch.signals import service
 
+    chosen = _signal_columns(columns)
     _require_database()
     with session_scope(write=False) as session:
         rows = service.list_signals(session=session, limit=10_000)["items"]
-    table = Table(title="watch signals")
-    table.add_column("id", no_wrap=True, overflow="fold")
-    for name in ("status", "outcome", "known_at", "deadline", "watch health"):
-        table.add_column(name, no_wrap=True)
-    colour = {"open": "yellow", "pending_review": "magenta", "resolved": "green"}
-    for r in rows:
-        table.add_row(
-            r["id"],
-            f"[{colour.get(r['status'], 'white')}]{r['status']}[/]",
-            r["outcome"] or "-",
-            (r["known_at"] or "-")[:19],
-            r["deadline"] or "-",
-            r["watch_health"],
-        )
+    table, left_out = _fitting_signals_table(rows, chosen, fit=columns is None)
     console.print(table)
+    if left_out:
+        console.print(
+            f"{', '.join(left_out)} left out to fit {console.width} columns; "
+            "widen the terminal or pick with --columns",
+            highlight=False,
+        )
+
+
+def _signal_columns(columns: str | None) -> list[str]:
+    if columns is None:
+        return list(SIGNAL_COLUMNS)
+    chosen = [name.strip() for name in columns.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in SIGNAL_COLUMNS]
+    if unknown or not chosen:
+        named = ", ".join(unknown) or "(none given)"
+        _fail(f"unknown column {named}; choose from {', '.join(SIGNAL_COLUMNS)}")
+    return chosen
+
+
+def _fitting_signals_table(rows: list[dict], columns: list[str], *, fit: bool) -> tuple[Table, list[str]]:
+    """The signals table with ``columns``; with ``fit``, the last columns are dropped (id and status
+    stay) until it fits the console. Returns the table and the columns left out."""
+    from rich.measure import Measurement
+
+    colour = {"open": "yellow", "pending_review": "magenta", "resolved": "green"}
+    cells = {
+        "id": lambda r: r["id"],
+        "status": lambda r: f"[{colour.get(r['status'], 'white')}]{r['status']}[/]",
+        "outcome": lambda r: r["outcome"] or "-",
+        "deadline": lambda r: r["deadline"] or "-",
+        "watch health": lambda r: r["watch_health"],
+        "known_at": lambda r: (r["known_at"] or "-")[:16].replace("T", " "),
+    }
+    shown, left_out = list(columns), []
+    while True:
+        table = Table(title="watch signals")
+        for name in shown:
+            table.add_column(name, no_wrap=True)
+        for r in rows:
+            table.add_row(*(cells[name](r) for name in shown))
+        width = Measurement.get(console, console.options.update_width(10_000), table).maximum
+        if not fit or width <= console.width or len(shown) <= 2:
+            return table, left_out
+        left_out.insert(0, shown.pop())
 
 
 @app.command()

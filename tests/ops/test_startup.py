@@ -7,12 +7,10 @@ Every test runs the installed console script in a subprocess, in a temporary dir
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import stat
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,33 +21,16 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from chipwatch.db import session_scope
+from tests.fixtures.cli import CHIPWATCH, chipwatch, chipwatch_env, db_settings
 from tests.fixtures.database import postgres_url
 
-CHIPWATCH = str(Path(sys.executable).with_name("chipwatch"))
 NOT_INITIALISED = re.compile(r"^chipwatch: the database (.+) is not initialised: run `chipwatch init` first$")
-
-
-def _env(**settings: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHIPWATCH_")}
-    env.update({f"CHIPWATCH_{k.upper()}": v for k, v in settings.items()})
-    return env
-
-
-def chipwatch(*args: str, cwd: Path, timeout_s: float = 120, **settings: str) -> subprocess.CompletedProcess:
-    """Run ``chipwatch ARGS`` in ``cwd`` with these settings; returns the finished process."""
-    return subprocess.run(
-        [CHIPWATCH, *args], cwd=cwd, env=_env(**settings), capture_output=True, text=True, timeout=timeout_s
-    )
 
 
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _db_settings(db) -> dict[str, str]:
-    return {"database_url": db.resolved_database_url, "data_dir": str(db.data_dir), "admin_token": "t" * 32}
 
 
 COMMANDS = [["signals"], ["check"], ["seed"], ["worker"], ["jobs", "run", "signals.deadlines"], ["serve"]]
@@ -138,7 +119,7 @@ def _serve(tmp_path: Path, port: int, *args: str, **settings: str) -> subprocess
     return subprocess.Popen(
         [CHIPWATCH, "serve", "--port", str(port), *args],
         cwd=tmp_path,
-        env=_env(**settings),
+        env=chipwatch_env(**settings),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -171,7 +152,7 @@ def test_serve_on_a_port_in_use_says_so_in_one_line_before_any_job_runs(db, tmp_
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = chipwatch("serve", "--port", str(port), cwd=tmp_path, **_db_settings(db))
+        done = chipwatch("serve", "--port", str(port), cwd=tmp_path, **db_settings(db))
     assert done.returncode == 1
     [line] = done.stderr.strip().splitlines()
     assert line == f"chipwatch: cannot listen on http://127.0.0.1:{port}: Address already in use"
@@ -181,7 +162,7 @@ def test_serve_says_where_it_listens_and_keeps_the_log_quiet(db, tmp_path):
     port = _free_port()
     with session_scope(db) as session:  # no feed to fetch: the jobs run, but touch no network
         session.execute(text("UPDATE sources SET enabled = false"))
-    process = _serve(tmp_path, port, **_db_settings(db))
+    process = _serve(tmp_path, port, **db_settings(db))
     _wait_healthy(f"http://127.0.0.1:{port}", process)
     for _ in range(3):
         httpx.get(f"http://127.0.0.1:{port}/v1/race")
@@ -197,7 +178,7 @@ def test_serve_says_where_it_listens_and_keeps_the_log_quiet(db, tmp_path):
 
 def test_the_access_log_is_one_line_per_request_when_set(db, tmp_path):
     port = _free_port()
-    process = _serve(tmp_path, port, "--no-scheduler", access_log="1", **_db_settings(db))
+    process = _serve(tmp_path, port, "--no-scheduler", access_log="1", **db_settings(db))
     _wait_healthy(f"http://127.0.0.1:{port}", process)
     assert httpx.get(f"http://127.0.0.1:{port}/v1/race").status_code == 200
     lines = _stop(process).strip().splitlines()
