@@ -33,6 +33,7 @@ SELF_COMMITTING = {
     ("POST", "/v1/sources/opml"),
     ("POST", "/v1/sources/{source_id}/check"),
     ("POST", "/v1/imports"),
+    ("POST", "/v1/imports/sources/{source_id}/check"),
 }
 """Async routes that read their body or run a check first, then write in a transaction of their own
 that commits before they return (``acknowledged_write``, the check's writers, the import runner)."""
@@ -403,7 +404,32 @@ def _import_cases() -> dict[str, Case]:
         files = {"file": (path.name, path.read_bytes(), "text/csv")}
         return "POST", "/v1/imports", {"data": {"kind": "epoch-funding-rounds"}, "files": files}
 
+    def dataset_each(http, n, ctx):
+        # Each round serves a new version (one amount changed), so each check imports.
+        path = corpus_dir() / FUNDING_FILE
+        if not path.is_file():
+            pytest.skip(f"{path} not found: the dataset check imports a real dataset file from the corpus")
+        server = ctx["feed_server"]
+        server.clear()
+        body = path.read_bytes().replace(b"10000000000", str(10_000_000_000 + n).encode(), 1)
+        server.expect_request("/funding.csv").respond_with_data(body, content_type="text/csv")
+        if n == 0:
+            source = {"url": server.url_for("/funding.csv"), "name": "Ack dataset", "id": "ack-dataset",
+                      "kind": "epoch-funding-rounds"}
+            _ok(http.post("/v1/sources", json=source, headers=ADMIN), 201)
+
+    def dataset_imported(ctx, n, written, read):
+        assert written.json()["status"] == "imported"
+        assert written.json()["import_id"] in [i["id"] for i in _ok(read)["items"]]
+
     return {
+        "check dataset source": Case(
+            ("POST", "/v1/imports/sources/{source_id}/check"),
+            prepare=dataset_each,
+            write=lambda ctx, n: ("POST", "/v1/imports/sources/ack-dataset/check", {}),
+            read=lambda ctx, n: "/v1/imports?limit=500",
+            check=dataset_imported,
+        ),
         "create alias": Case(
             ("POST", "/v1/aliases"),
             write=lambda ctx, n: ("POST", "/v1/aliases", {"json": alias_body(n)}),

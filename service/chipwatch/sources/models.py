@@ -5,7 +5,7 @@ The API models are in :mod:`chipwatch.sources.schemas`."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from sqlalchemy import Index, String, Text, UniqueConstraint, event, inspect
 from sqlmodel import Field, SQLModel
@@ -22,10 +22,11 @@ SourceKind = Literal[
     "mlperf-system", "mlperf-log-summary", "inferencex-evals", "benchmark-serving",
 ]
 FEED_KINDS = ("rss", "atom", "rdf", "json", "unknown")
-DATASET_SOURCE_KINDS = (
+DatasetSourceKind = Literal[
     "epoch-ml-hardware", "epoch-gpu-clusters", "epoch-funding-rounds", "mlperf-inference-summary",
     "mlperf-system", "mlperf-log-summary", "inferencex-evals", "benchmark-serving",
-)
+]
+DATASET_SOURCE_KINDS: tuple[str, ...] = get_args(DatasetSourceKind)
 
 
 def _ts(**kw):

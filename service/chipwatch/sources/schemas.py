@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import field_validator
 from sqlmodel import Field, SQLModel
 
+from chipwatch.sources.models import DatasetSourceKind
 from chipwatch.vocab.slugs import Slug
 from chipwatch.vocab.trust import Trust
 
@@ -32,6 +33,11 @@ class SourceCreate(SQLModel):
     )
     enabled: bool = True
     notes: str | None = Field(default=None, max_length=5000)
+    kind: DatasetSourceKind | None = Field(
+        default=None,
+        description="a dataset kind makes it a dataset source, polled and imported (docs/datasets.md); "
+        "absent for a feed, whose kind the first check detects",
+    )
 
     @field_validator("timezone")
     @classmethod

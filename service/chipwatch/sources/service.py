@@ -80,8 +80,8 @@ def _free_id(session: Session, base: str) -> str:
 
 
 def create_source(*, session: Session, source_in: SourceCreate, settings: Settings) -> Source:
-    """Add a feed source from ``source_in``; returns the row (flushed, kind ``unknown`` until the first
-    check detects it).
+    """Add a source from ``source_in``; returns the row (flushed). A feed is of kind ``unknown`` until its
+    first check detects it; a dataset source has the dataset kind ``source_in`` names.
 
     The id is ``source_in.id`` when given, else a slug of the name (or of the URL's host for names
     without Latin letters), made unique with ``-2``, ``-3``... Raises
@@ -103,7 +103,7 @@ def create_source(*, session: Session, source_in: SourceCreate, settings: Settin
         id=source_id,
         name=source_in.name,
         url=url,
-        kind="unknown",
+        kind=source_in.kind or "unknown",
         trust=source_in.trust,
         language=source_in.language,
         timezone=source_in.timezone,
