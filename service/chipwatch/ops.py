@@ -65,7 +65,7 @@ def openapi_document(request: Request) -> JSONResponse:
 def swagger_ui(request: Request) -> HTMLResponse:
     """Swagger UI over the OpenAPI document; its scripts and styles are served by the service
     (``chipwatch.pages.assets``), so it works on a closed network."""
-    return get_swagger_ui_html(
+    page = get_swagger_ui_html(
         openapi_url=OPENAPI_URL,
         title=f"{request.app.title} - API",
         swagger_js_url=assets.SWAGGER_JS_URL,
@@ -73,18 +73,22 @@ def swagger_ui(request: Request) -> HTMLResponse:
         swagger_favicon_url=assets.FAVICON_URL,
         swagger_ui_parameters=assets.SWAGGER_UI_PARAMETERS,
     )
+    page.headers["Content-Security-Policy"] = assets.DOCS_CSP
+    return page
 
 
 @docs_router.get("/redoc")
 def redoc(request: Request) -> HTMLResponse:
     """ReDoc over the OpenAPI document, with its script served by the service (no CDN, no web fonts)."""
-    return get_redoc_html(
+    page = get_redoc_html(
         openapi_url=OPENAPI_URL,
         title=f"{request.app.title} - API",
         redoc_js_url=assets.REDOC_JS_URL,
         redoc_favicon_url=assets.FAVICON_URL,
         with_google_fonts=False,
     )
+    page.headers["Content-Security-Policy"] = assets.DOCS_CSP  # ReDoc's logo would come from a CDN
+    return page
 
 
 __all__ = ["OPENAPI_URL", "docs_router", "ops_router"]

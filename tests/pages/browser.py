@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,8 @@ class Browser:
             text=True,
         )
         url = self._await_endpoint(start_timeout_s)
-        self.ws = connect(url, max_size=None, open_timeout=start_timeout_s)
+        self._stack = ExitStack()
+        self.ws = self._stack.enter_context(connect(url, max_size=None, open_timeout=start_timeout_s))
         self._ids = itertools.count(1)
         self._events: list[dict[str, Any]] = []
 
@@ -136,8 +138,8 @@ class Browser:
     def close(self) -> None:
         """Stop the browser and remove its profile."""
         try:
-            if getattr(self, "ws", None) is not None:
-                self.ws.close()
+            if getattr(self, "_stack", None) is not None:
+                self._stack.close()
         finally:
             self.process.terminate()
             try:
@@ -153,14 +155,18 @@ class Tab:
 
     def __init__(self, browser: Browser, session: str) -> None:
         self.browser, self.session = browser, session
-        self.requested: list[str] = []
+        self._urls: dict[str, str] = {}  # request id -> URL, in the order asked for
+        self._blocked: set[str] = set()  # request ids the browser refused to send (CSP, mixed content)
 
     def _cmd(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
         return self.browser.send(method, params, session=self.session, **kw)
 
     def _note_requests(self) -> None:
         for event in self.browser.take_events("Network.requestWillBeSent", session=self.session):
-            self.requested.append(event["request"]["url"])
+            self._urls.setdefault(event["requestId"], event["request"]["url"])
+        for event in self.browser.take_events("Network.loadingFailed", session=self.session):
+            if event.get("blockedReason"):
+                self._blocked.add(event["requestId"])
 
     def resize(self, width: int, height: int = 900) -> None:
         """Lay the page out at ``width`` CSS pixels (a phone below 600)."""
@@ -202,10 +208,10 @@ class Tab:
         return result["result"].get("value")
 
     def text(self, selector: str) -> str:
-        """The visible text of the first element matching ``selector`` ("" when none)."""
+        """The text of the first element matching ``selector``, white space collapsed ("" when none)."""
         return self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
-            "return e ? e.innerText.trim() : ''; })()"
+            "return e ? e.textContent.replace(/\\s+/g, ' ').trim() : ''; })()"
         )
 
     def click(self, selector: str) -> None:
@@ -228,6 +234,12 @@ class Tab:
                     "clickCount": 1,
                 },
             )
+
+    def click_and_wait(self, selector: str, timeout_s: float = 30.0) -> None:
+        """Click (a submit button, a link) and wait for the page it leads to to load."""
+        self.browser.take_events("Page.loadEventFired", session=self.session)
+        self.click(selector)
+        self.wait_load(timeout_s)
 
     def type_into(self, selector: str, text: str) -> None:
         """Click a field and type ``text`` into it."""
@@ -253,6 +265,11 @@ class Tab:
         return path
 
     def requests(self) -> list[str]:
-        """Every URL this tab has requested so far."""
+        """Every URL this tab has sent a request for so far (not those the browser blocked)."""
         self._note_requests()
-        return list(self.requested)
+        return [url for rid, url in self._urls.items() if rid not in self._blocked]
+
+    def blocked(self) -> list[str]:
+        """Every URL a page asked for that the browser refused to request (e.g. by the page's CSP)."""
+        self._note_requests()
+        return [url for rid, url in self._urls.items() if rid in self._blocked]

@@ -119,11 +119,32 @@ def _result(cond: Mapping[str, Any], names: Mapping[str, str]) -> str:
     extra: list[str] = []
     if cond.get("metric"):
         extra.append(f"measuring {str(cond['metric']).replace('_', ' ')}")
+    if cond.get("model_name"):
+        extra.append(f"for the model named \u201c{cond['model_name']}\u201d")
+    if cond.get("scenario"):
+        extra.append(f"in the {str(cond['scenario']).replace('_', ' ')} scenario")
+    if cond.get("division"):
+        extra.append(f"in the {cond['division']} division")
     if cond.get("value"):
         extra.append("with a value of " + _value(cond["value"]))
     if cond.get("verification"):
         extra.append(_verification(cond["verification"]))
-    extra += _rest(cond, {"chip", "baseline", "model", "benchmark", "metric", "value", "verification"})
+    if cond.get("reported_by_not"):
+        extra.append(f"not reported by {names.get(cond['reported_by_not'], cond['reported_by_not'])}")
+    known = {
+        "chip",
+        "baseline",
+        "model",
+        "benchmark",
+        "metric",
+        "value",
+        "verification",
+        "model_name",
+        "scenario",
+        "division",
+        "reported_by_not",
+    }
+    extra += _rest(cond, known)
     if extra:
         text += ", " + ", ".join(extra)
     return text + " is in the knowledge base."
@@ -148,6 +169,31 @@ def _deployment(cond: Mapping[str, Any], names: Mapping[str, str]) -> str:
     return text + " is in the knowledge base."
 
 
+def _words(value: Any, joiner: str = "or") -> str:
+    items = [value] if isinstance(value, str) else list(value)
+    return _either([str(v).replace("_", " ") for v in items], joiner)
+
+
+def _change(cond: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    kind = str(cond.get("kind", "fact")).replace("-", " ")
+    text = "A recorded change of " + (
+        f"the {kind.rstrip('s')} {names.get(cond['fact'], cond['fact'])}"
+        if cond.get("fact")
+        else f"any of the {kind}"
+    )
+    extra: list[str] = []
+    if cond.get("fields"):
+        extra.append("in " + _words(cond["fields"]))
+    if cond.get("action"):
+        extra.append("that was " + _words(cond["action"]))
+    if cond.get("cause"):
+        extra.append("caused by " + _words(cond["cause"]))
+    extra += _rest(cond, {"kind", "fact", "fields", "action", "cause"})
+    if extra:
+        text += " " + ", ".join(extra)
+    return text + "."
+
+
 def describe_condition(condition: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
     """One condition (``{"item": {...}}``, ``{"result": {...}}``, ``{"deployment": {...}}`` or a kind
     added later) as a sentence; ``names`` maps entity ids to display names."""
@@ -163,6 +209,8 @@ def describe_condition(condition: Mapping[str, Any], names: Mapping[str, str] | 
         return _result(body, names)
     if kind == "deployment":
         return _deployment(body, names)
+    if kind == "change":
+        return _change(body, names)
     details = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in body.items())
     return f"A {kind.replace('_', ' ')} fact: {details}."
 
@@ -175,7 +223,7 @@ def condition_ids(condition: Mapping[str, Any]) -> set[str]:
             continue
         for key in ("mentions_all", "mentions_any"):
             found.update(body.get(key) or [])
-        for key in ("chip", "baseline", "model", "benchmark", "operator"):
+        for key in ("chip", "baseline", "model", "benchmark", "operator", "fact", "reported_by_not"):
             if isinstance(body.get(key), str):
                 found.add(body[key])
     return found
