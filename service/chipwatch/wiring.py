@@ -6,7 +6,8 @@ were registered here, so neither imports the signals domain.
 * a fact written to the knowledge base (API or seed) -> signal evaluation of that fact;
 * a fact retracted -> signals it decided are evaluated again; an entity a signal names is not retracted;
 * items stored by a feed check -> signal evaluation of those items, and the candidate facts read from
-  them (chipwatch.candidates);
+  them (chipwatch.candidates); before its write, the check builds the signal rules in a read
+  transaction, so they are not compiled under the write lock;
 * the metrics registry -> the queue-depth gauge, read from the domains' tables at scrape time.
 
 Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and collected by
@@ -19,7 +20,8 @@ from chipwatch.candidates.service import propose_from_items
 from chipwatch.queue_depth import register_queue_depth
 from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
 from chipwatch.signals.retraction import register_retraction_listener
-from chipwatch.sources.hooks import on_items_stored
+from chipwatch.signals.rules_cache import compiled_rules
+from chipwatch.sources.hooks import on_items_stored, on_prepare_store
 
 
 def wire() -> None:
@@ -28,4 +30,5 @@ def wire() -> None:
     register_retraction_listener()
     on_items_stored(evaluate_items)
     on_items_stored(propose_from_items)
+    on_prepare_store(compiled_rules)
     register_queue_depth()

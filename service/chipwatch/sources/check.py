@@ -34,8 +34,8 @@ from chipwatch.metrics import CHECKS, FETCH_LATENCY, ITEMS_STORED
 from chipwatch.sources.errors import FeedParseError, NotAFeed, SourceNotFound
 from chipwatch.sources.events import emit_health_changed
 from chipwatch.sources.fetch import FetchResult, FetchSlots, fetch_feed, make_client
-from chipwatch.sources.hooks import notify_items_stored
-from chipwatch.sources.mentions import link_mentions
+from chipwatch.sources.hooks import notify_items_stored, prepare_store
+from chipwatch.sources.mentions import entity_matcher, link_mentions
 from chipwatch.sources.models import FEED_KINDS, Item, Source
 from chipwatch.sources.parse import ParsedFeed, parse_feed
 from chipwatch.sources.schedule import RECENT_ITEMS, adaptive_interval_s, next_check_at
@@ -162,6 +162,8 @@ async def check_source(
             # Parsing is CPU work on untrusted bytes: off the event loop, outside any transaction.
             parsed, parse_error = await asyncio.to_thread(_parse, fetched, snapshot.timezone)
         fetched.body = None  # the bytes are no longer needed; do not keep them alive while waiting
+    if parsed is not None and parsed.entries:
+        await asyncio.to_thread(_prepare_store, settings)
 
     FETCH_LATENCY.observe(fetched.elapsed_s)
     record = _recorder(
@@ -205,6 +207,18 @@ async def _fetch(
 def _read_snapshot(settings: Settings, source_id: str) -> SourceSnapshot:
     with session_scope(settings, write=False) as session:
         return load_snapshot(session=session, source_id=source_id)
+
+
+def _prepare_store(settings: Settings) -> None:
+    """Build the matchers the write will use (entity names, signal rules) in a read transaction, so a
+    changed knowledge base or signal set is compiled here and not under the write lock; they are cached
+    by fingerprint, so the write finds them ready unless the names change again in between."""
+    try:
+        with session_scope(settings, write=False) as session:
+            entity_matcher(session=session)
+            prepare_store(session=session)
+    except Exception:  # a failed warm-up only costs time: the write builds what it needs itself
+        logger.exception("preparing the matchers before a check failed")
 
 
 def _parse(fetched: FetchResult, timezone: str | None) -> tuple[ParsedFeed | None, str | None]:

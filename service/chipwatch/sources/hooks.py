@@ -8,6 +8,10 @@ A listener is called as ``listener(session=..., item_ids=[...])`` with the ids o
 added or changed, inside the transaction that stored them: what it writes (evidence, transitions,
 outbox events) commits or rolls back with the items, and an exception it raises fails the whole check
 (recorded in the source's health; the items are stored again at the next check).
+
+A preparer (:func:`on_prepare_store`) is called in a read transaction before a check that parsed new
+content opens its write transaction: what it caches there (a compiled matcher) is not built while the
+write lock is held, where every other writer would wait for it.
 """
 
 from __future__ import annotations
@@ -60,4 +64,43 @@ def notify_items_stored(*, session: Session, item_ids: Sequence[int]) -> int:
     return len(listeners)
 
 
-__all__ = ["ItemsStoredListener", "notify_items_stored", "on_items_stored"]
+class StorePreparer(Protocol):
+    """Called with a read-only session before a check writes; builds what the listeners will need."""
+
+    def __call__(self, *, session: Session) -> object: ...
+
+
+_preparers: tuple[StorePreparer, ...] = ()
+
+
+def on_prepare_store(preparer: StorePreparer) -> Callable[[], None]:
+    """Register ``preparer`` for every later check (once per function); returns its unregistering."""
+    global _preparers
+    with _lock:
+        if preparer not in _preparers:
+            _preparers = (*_preparers, preparer)
+
+    def remove() -> None:
+        global _preparers
+        with _lock:
+            _preparers = tuple(fn for fn in _preparers if fn is not preparer)
+
+    return remove
+
+
+def prepare_store(*, session: Session) -> int:
+    """Call every registered preparer with ``session`` (a read transaction); returns how many ran."""
+    preparers = _preparers
+    for preparer in preparers:
+        preparer(session=session)
+    return len(preparers)
+
+
+__all__ = [
+    "ItemsStoredListener",
+    "StorePreparer",
+    "notify_items_stored",
+    "on_items_stored",
+    "on_prepare_store",
+    "prepare_store",
+]
