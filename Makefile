@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run init test test-pg lint migrate seed revision bench clean
+.PHONY: install run init test test-pg lint migrate seed revision bench docs clean
 
 $(BIN)/chipwatch: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ seed: install
 
 revision: install
 	$(BIN)/alembic revision --autogenerate -m "$(MSG)"
+
+docs: install
+	$(BIN)/python -m chipwatch.signals.language_doc README.md
 
 bench: install
 	$(BIN)/python benchmarks/read_api.py
