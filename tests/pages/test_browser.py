@@ -24,6 +24,8 @@ from tests.pages.browser import Tab
 
 SIGNAL = "jalapeno-100mw-2026"
 MLPERF_V51 = "mlperf-inference/v5.1_summary_results_subset.json"
+NVIDIA_FEED = "feeds-ai-chips/depodefi-rss-miner__nvidia-generative-ai-blog.xml"
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 WIDTHS = (1440, 390)
 CONTROLS_WITHOUT_NAMES = """(() => {
   const named = (e) => {
@@ -37,12 +39,16 @@ CONTROLS_WITHOUT_NAMES = """(() => {
 
 
 @pytest.fixture
-def live(db) -> Iterator[dict]:
-    """A seeded instance served by uvicorn on 127.0.0.1 (MLPerf v5.1 imported when the corpus is here);
-    yields its base URL and an HTTP client on it."""
+def live(db, httpserver_ipv4) -> Iterator[dict]:
+    """A seeded instance served by uvicorn on 127.0.0.1, yielding its base URL and an HTTP client on it.
+
+    Two feeds are added and checked through the API against a server on 127.0.0.1: one answers 503 (a
+    failing source), the other serves a real NVIDIA blog feed from the corpus. With the corpus present,
+    MLPerf v5.1 results are imported too, so the leaderboards hold the real submissions.
+    """
     from chipwatch.app import create_app
 
-    app = create_app(scheduler=False)  # wires the fact listeners the import needs
+    app = create_app(scheduler=False)  # wires the listeners that imports and checks need
     mlperf = corpus_dir() / MLPERF_V51
     if mlperf.is_file():
         with session_scope() as session:
@@ -50,7 +56,25 @@ def live(db) -> Iterator[dict]:
                 kind="mlperf-inference-summary", data=mlperf.read_bytes(), file_name=mlperf.name, actor="test"
             )
             run_import(session=session, request=request)
-    with serving(app) as base, httpx.Client(base_url=base, timeout=30) as api:
+    httpserver_ipv4.expect_request("/down.xml").respond_with_data("unavailable", status=503)
+    feeds = {"loopback-down": "/down.xml"}
+    nvidia = corpus_dir() / NVIDIA_FEED
+    if nvidia.is_file():
+        httpserver_ipv4.expect_request("/nvidia.xml").respond_with_data(
+            nvidia.read_bytes(), content_type="application/rss+xml"
+        )
+        feeds["nvidia-blog-mirror"] = "/nvidia.xml"
+    with serving(app) as base, httpx.Client(base_url=base, timeout=60, headers=ADMIN) as api:
+        for source_id, path in feeds.items():
+            body = {
+                "id": source_id,
+                "name": source_id.replace("-", " ").title(),
+                "url": httpserver_ipv4.url_for(path),
+                "trust": "vendor",
+            }
+            created = api.post("/v1/sources", json=body)
+            assert created.status_code == 201, created.text
+            assert api.post(f"/v1/sources/{source_id}/check").status_code == 200
         yield {"base": base, "api": api, "mlperf": mlperf.is_file()}
 
 
@@ -143,7 +167,14 @@ def test_every_page_shows_the_right_values_at_both_widths(chromium, live, screen
         tab.goto(f"{base}/sources")
         assert tab.evaluate("document.querySelectorAll('#sources tbody tr').length") == len(sources)
         _check_layout(tab, width)
+        assert tab.text("#source-loopback-down .source-state") == "✕ failing"
         tab.screenshot(screenshot_dir / f"sources-{width}.png")
+        tab.click("#failing")
+        tab.click_and_wait("form.filters button[type=submit]")
+        assert tab.evaluate("location.search") == "?failing=true"
+        rows = tab.evaluate("Array.from(document.querySelectorAll('#sources tbody tr')).map(r => r.id)")
+        assert rows == ["source-loopback-down"]
+        assert "503" in tab.text("#source-loopback-down .source-error")
 
         for path, ready in (
             ("/docs", "document.querySelector('.swagger-ui .info .title')"),

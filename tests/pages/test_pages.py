@@ -113,10 +113,12 @@ def test_the_sources_page_filters_failing_sources(client, db):
     with session_scope() as session:
         source = session.get(Source, "semianalysis")
         source.consecutive_failures, source.last_error = 3, "HTTP 503 from the feed"
+        source.items_count = 42
     all_html = client.get("/sources").text
     failing_html = client.get("/sources", params={"failing": "true"}).text
     assert 'id="source-semianalysis"' in failing_html and "HTTP 503 from the feed" in failing_html
     assert failing_html.count('<tr id="source-') == 1
+    assert '<td data-label="Items" class="num">42</td>' in failing_html
     assert all_html.count('<tr id="source-') == len(client.get("/v1/sources?limit=500").json()["items"])
 
 

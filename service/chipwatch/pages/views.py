@@ -407,7 +407,7 @@ def source_rows(all_sources: Iterable[Mapping[str, Any]], *, failing_only: bool 
                 "failures": s.get("consecutive_failures", 0),
                 "interval": interval,
                 "next_check": when(s.get("next_check_at")),
-                "items": s.get("items_count", 0),
+                "item_count": s.get("items_count", 0),
             }
         )
     return rows
