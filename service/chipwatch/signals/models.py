@@ -24,6 +24,9 @@ class Signal(SQLModel, table=True):
     deadline: date | None = None
     on_deadline: str = Field(default="no", max_length=10)
     review: str = Field(default="auto", max_length=10)
+    require_fact: bool = Field(
+        default=False, description="item matches are evidence only; a knowledge-base fact decides"
+    )
     subjects: list[str] = Field(default_factory=list, sa_type=JSON)
     tags: list[str] = Field(default_factory=list, sa_type=JSON)
     yes_when: list[dict[str, Any]] = Field(default_factory=list, sa_type=JSON)
