@@ -31,7 +31,7 @@ from chipwatch.config import Settings, get_settings
 from chipwatch.db import is_postgres, session_scope
 from chipwatch.kit.time import utcnow
 from chipwatch.metrics import CHECKS, FETCH_LATENCY, ITEMS_STORED
-from chipwatch.sources.errors import FeedParseError, NotAFeed, SourceNotFound
+from chipwatch.sources.errors import FeedParseError, NotAFeed, SourceNotFound, SourceRemoved
 from chipwatch.sources.events import emit_health_changed
 from chipwatch.sources.fetch import FetchResult, FetchSlots, fetch_feed, make_client
 from chipwatch.sources.hooks import notify_items_stored, prepare_store
@@ -97,7 +97,12 @@ class SourceSnapshot:
     @classmethod
     def of(cls, source: Source) -> SourceSnapshot:
         """Snapshot of a source row; raises :class:`~chipwatch.sources.errors.NotAFeed` for a source
-        that is not checked."""
+        that is not checked (:class:`~chipwatch.sources.errors.SourceRemoved` for a removed one)."""
+        if source.removed_at is not None:
+            raise SourceRemoved(
+                f"source {source.id!r} was removed at {source.removed_at.isoformat()}; "
+                'PATCH it with {"enabled": true} to check it again'
+            )
         if not is_feed(source):
             raise NotAFeed(
                 f"source {source.id!r} is not a polled feed (kind {source.kind!r}"

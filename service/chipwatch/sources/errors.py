@@ -28,15 +28,33 @@ class SourceConflict(ValueError):
     """A source with that id or URL already exists."""
 
 
-class InvalidSourceURL(ValueError):
+class InvalidSource(ValueError):
+    """A source's fields were refused; ``problems`` lists every ``(field, message)``."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
+        self.problems = problems
+
+
+class InvalidSourceURL(InvalidSource):
     """The URL is malformed, not http(s), or (unless private networks are allowed) internal."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([("url", message)])
+        self.args = (message,)
+
+
+class SourceRemoved(NotAFeed):
+    """The source was removed (DELETE), so it is not checked; enabling it again brings it back."""
 
 
 __all__ = [
     "FeedParseError",
+    "InvalidSource",
     "InvalidSourceURL",
     "NotAFeed",
     "SourceConflict",
     "SourceNotFound",
+    "SourceRemoved",
     "UnsafeXMLError",
 ]

@@ -71,6 +71,10 @@ class Source(SourceBase, table=True):
     redirect_target: str | None = Field(default=None, max_length=2000)
     claimed_until: datetime | None = _ts(default=None)
     claimed_by: str | None = Field(default=None, max_length=64)
+    removed_at: datetime | None = _ts(
+        default=None,
+        description="when an analyst removed it (DELETE): no longer checked or listed; its items stay",
+    )
     items_count: int = 0
     last_body_sha256: str | None = Field(
         default=None,

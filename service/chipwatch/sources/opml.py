@@ -10,13 +10,20 @@ from urllib.parse import urlsplit
 from chipwatch.sources.errors import FeedParseError
 from chipwatch.sources.xmlguard import check_xml_safety
 
+MAX_OPML_FEEDS = 1000
+"""Feeds one document may add; each becomes a source checked on a schedule."""
+MAX_OPML_OUTLINES = 10_000
+"""Outline elements one document may hold, feeds or folders (a body of empty outlines costs as much to
+walk as one of feeds)."""
+
 
 def parse_opml(body: bytes) -> list[dict[str, str]]:
     """Feed subscriptions in an OPML document: ``[{"url": ..., "name": ...}]`` in document order.
 
     Nested outlines (folders) are flattened; outlines without an http(s) ``xmlUrl`` are skipped;
     duplicate URLs are kept once. ``name`` is the outline's ``title``, else ``text``, else the URL.
-    Raises :class:`FeedParseError` for malformed or unsafe XML, or a document that is not OPML.
+    Raises :class:`FeedParseError` for malformed or unsafe XML, a document that is not OPML, or one with
+    more than :data:`MAX_OPML_FEEDS` feeds or :data:`MAX_OPML_OUTLINES` outlines (nothing is added then).
     """
     if not body or not body.strip():
         raise FeedParseError("empty OPML document")
@@ -29,12 +36,16 @@ def parse_opml(body: bytes) -> list[dict[str, str]]:
         raise FeedParseError(f"not an OPML document (root element <{root.tag}>)")
     found: list[dict[str, str]] = []
     seen: set[str] = set()
-    for outline in root.iter("outline"):
+    for count, outline in enumerate(root.iter("outline"), start=1):
+        if count > MAX_OPML_OUTLINES:
+            raise FeedParseError(f"more than {MAX_OPML_OUTLINES} outlines in one OPML document")
         attrs = {k.lower(): v for k, v in outline.attrib.items()}
         url = (attrs.get("xmlurl") or "").strip()
         if urlsplit(url).scheme.lower() not in ("http", "https") or url in seen:
             continue
         seen.add(url)
+        if len(seen) > MAX_OPML_FEEDS:
+            raise FeedParseError(f"more than {MAX_OPML_FEEDS} feeds in one OPML document; import it in parts")
         name = (attrs.get("title") or attrs.get("text") or "").strip() or url
         found.append({"url": url, "name": name})
     return found

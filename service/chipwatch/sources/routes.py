@@ -1,7 +1,10 @@
-"""Source and item endpoints: list, detail with health, add, check now, OPML import/export, items."""
+"""Source and item endpoints: list, detail with health, add, change, remove, check now, OPML
+import/export, items."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -15,10 +18,10 @@ from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.sessions import ReadSession, WriteSession, acknowledged_write
 from chipwatch.kit.time import as_utc
-from chipwatch.sources import check, service
+from chipwatch.sources import check, manage, service
 from chipwatch.sources.errors import (
     FeedParseError,
-    InvalidSourceURL,
+    InvalidSource,
     NotAFeed,
     SourceConflict,
     SourceNotFound,
@@ -30,6 +33,7 @@ from chipwatch.sources.schemas import (
     ItemPublic,
     OpmlImportResult,
     SourceCreate,
+    SourceUpdate,
 )
 from chipwatch.vocab.slugs import SLUG
 from chipwatch.vocab.trust import Trust
@@ -41,10 +45,39 @@ MAX_OPML_BYTES = 2 * 1024 * 1024
 ITEM_ID_MAX = 2**31 - 1  # items.id is a 32-bit integer on PostgreSQL
 
 
+SourceId = Path(..., max_length=64, description="source id")
+RemovedQ = Query(False, description="true: only the removed sources (DELETE); default false: those in use")
+_CHANGE_RESPONSES = {
+    404: {"description": "unknown id"},
+    409: {"description": "another source watches the URL, or the source was removed"},
+}
+
+
+@contextmanager
+def _problems(source_id: str | None = None) -> Iterator[None]:
+    """The sources service's refusals as problems: 404 unknown source; 409 a taken id or URL, a removed
+    source or one that is not checked; 422 listing every refused field."""
+    try:
+        yield
+    except SourceNotFound as exc:
+        raise NotFound("source", source_id or exc.source_id) from exc
+    except (SourceConflict, NotAFeed) as exc:
+        raise Conflict(str(exc)) from exc
+    except InvalidSource as exc:
+        errors = [{"field": field, "message": message} for field, message in exc.problems]
+        raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
+
+
 @router.get("/sources", response_model=Page[Source])
-def list_sources(limit: int = LimitQ, cursor: str | None = CursorQ, session: Session = ReadSession):
-    """Sources (feeds and seed articles) ordered by id, each with its health fields."""
-    return service.list_sources(session=session, cursor=cursor, limit=limit)
+def list_sources(
+    limit: int = LimitQ,
+    cursor: str | None = CursorQ,
+    removed: bool = RemovedQ,
+    session: Session = ReadSession,
+):
+    """Sources (feeds and seed articles) in use ordered by id, each with its health fields; with
+    ``removed=true`` the removed ones (their items are kept)."""
+    return service.list_sources(session=session, cursor=cursor, limit=limit, removed=removed)
 
 
 @router.get(
@@ -69,12 +102,33 @@ def export_sources_opml(session: Session = ReadSession) -> Response:
 def create_source(source_in: SourceCreate, session: Session = WriteSession):
     """Watch a new feed (admin). The id is a slug of the name unless given; the kind is detected at the
     first check. Internal addresses are refused unless CHIPWATCH_ALLOW_PRIVATE_NETWORKS is set."""
-    try:
+    with _problems():
         return service.create_source(session=session, source_in=source_in, settings=get_settings())
-    except InvalidSourceURL as exc:
-        raise invalid("url", str(exc)) from exc
-    except SourceConflict as exc:
-        raise Conflict(str(exc)) from exc
+
+
+@router.patch(
+    "/sources/{source_id}", response_model=Source, dependencies=[AdminDep], responses=_CHANGE_RESPONSES
+)
+def update_source(changes: SourceUpdate, source_id: str = SourceId, session: Session = WriteSession):
+    """Change a source (admin): name, URL, trust, language, time zone, publisher, check interval, notes;
+    ``enabled: false`` stops its checks, ``enabled: true`` resumes them at once (and restores a removed
+    source). A new URL is checked like a new source's and forgets the old one's validators."""
+    with _problems(source_id):
+        return manage.update_source(
+            session=session, source_id=source_id, changes_in=changes, settings=get_settings()
+        )
+
+
+@router.delete(
+    "/sources/{source_id}", response_model=Source, dependencies=[AdminDep], responses=_CHANGE_RESPONSES
+)
+def remove_source(source_id: str = SourceId, session: Session = WriteSession):
+    """Remove a source (admin): it is no longer checked, listed or exported, but its items stay (they are
+    evidence and provenance) at ``/v1/items?source=<id>``, and the source at ``/v1/sources/<id>`` with
+    ``removed_at`` and in ``?removed=true``. ``PATCH`` with ``{"enabled": true}`` brings it back; 409
+    when it was removed already."""
+    with _problems(source_id):
+        return manage.remove_source(session=session, source_id=source_id)
 
 
 @router.post(
@@ -137,12 +191,8 @@ def get_source(source_id: str = Path(..., max_length=64), session: Session = Rea
 async def check_source(source_id: str = Path(..., max_length=64)):
     """Check one feed now (admin), through the same check as the scheduler; answers the outcome.
     A failed fetch or a malformed feed is an outcome with ``status: error``, not an HTTP error."""
-    try:
+    with _problems(source_id):
         outcome = await check.check_now(source_id, settings=get_settings())
-    except SourceNotFound as exc:
-        raise NotFound("source", source_id) from exc
-    except NotAFeed as exc:
-        raise Conflict(str(exc)) from exc
     return CheckOutcomePublic.model_validate(outcome, from_attributes=True)
 
 
@@ -175,9 +225,10 @@ def list_items(
             since = as_utc(since)
         except OverflowError as exc:
             raise invalid("since", "date-time out of range") from exc
-    return service.list_items(
-        session=session, source_id=source, mentions=mentions, since=since, q=q, cursor=cursor, limit=limit
-    )
+    with _problems():
+        return service.list_items(
+            session=session, source_id=source, mentions=mentions, since=since, q=q, cursor=cursor, limit=limit
+        )
 
 
 @router.get("/items/{item_id}", response_model=ItemDetail, responses={404: {"description": "unknown id"}})

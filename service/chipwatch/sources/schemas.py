@@ -57,6 +57,32 @@ def check_timezone(value: str | None) -> str | None:
     return value
 
 
+class SourceUpdate(SQLModel):
+    """``PATCH /v1/sources/{id}``: the fields to change (absent ones stay). A new ``url`` forgets the
+    old one's validators and is checked at once; ``enabled: false`` stops the checks (the source stays
+    listed), ``enabled: true`` checks it at once and brings back a removed source; a new
+    ``check_interval_s`` (null: adaptive) takes effect from the last check."""
+
+    model_config = {"extra": "forbid"}
+
+    url: str | None = Field(default=None, min_length=1, max_length=2000, description="the feed's address")
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    trust: Trust | None = None
+    language: str | None = Field(default=None, max_length=8, description="BCP 47 language tag")
+    timezone: str | None = Field(default=None, max_length=64, description="IANA zone, e.g. Asia/Shanghai")
+    publisher_id: Slug | None = Field(default=None, description="vendor id of the publisher")
+    check_interval_s: int | None = Field(
+        default=None, ge=60, le=7 * 86400, description="fixed interval in seconds; null = adaptive"
+    )
+    enabled: bool | None = None
+    notes: str | None = Field(default=None, max_length=5000)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        return check_timezone(value)
+
+
 class CheckOutcomePublic(SQLModel):
     """The outcome of ``POST /v1/sources/{id}/check``."""
 
@@ -125,5 +151,6 @@ __all__ = [
     "OpmlImportResult",
     "OpmlSkipped",
     "SourceCreate",
+    "SourceUpdate",
     "check_timezone",
 ]

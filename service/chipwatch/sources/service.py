@@ -16,8 +16,9 @@ from sqlmodel import Session
 from chipwatch import netguard
 from chipwatch.config import Settings
 from chipwatch.kit.pagination import Page, keyset_page
+from chipwatch.knowledge.checks import entity_exists
 from chipwatch.sources.check import SourceSnapshot, is_feed
-from chipwatch.sources.errors import InvalidSourceURL, SourceConflict, SourceNotFound
+from chipwatch.sources.errors import InvalidSource, InvalidSourceURL, SourceConflict, SourceNotFound
 from chipwatch.sources.links import normalise_link
 from chipwatch.sources.mentions import mentions_of
 from chipwatch.sources.models import FEED_KINDS, Item, ItemMention, Source
@@ -62,13 +63,31 @@ def _slug_from_url(url: str) -> str:
     return slugify(host.rsplit(".", 1)[0] if host.count(".") >= 1 else host) or "feed"
 
 
-def _url_taken(session: Session, url: str) -> str | None:
-    """Id of a source already watching ``url`` (compared after :func:`normalise_link`), or None."""
+def url_taken(session: Session, url: str, *, besides: str | None = None) -> str | None:
+    """Id of a source (other than ``besides``) already watching ``url`` (compared after
+    :func:`normalise_link`), or None. A removed source still holds its URL: it can be restored."""
     wanted = normalise_link(url)
     for source_id, existing in session.execute(select(Source.id, Source.url).where(Source.url.is_not(None))):
-        if existing == url or normalise_link(existing) == wanted:
+        if source_id != besides and (existing == url or normalise_link(existing) == wanted):
             return source_id
     return None
+
+
+def taken_message(session: Session, source_id: str, what: str) -> str:
+    """Why a new source conflicts with ``source_id`` (``what``: "already watches <url>"...), saying how
+    to bring it back when it was removed."""
+    row = session.get(Source, source_id)
+    if row is not None and row.removed_at is not None:
+        return (f"source {source_id!r} {what}; it was removed at {row.removed_at.isoformat()}: "
+                f'PATCH /v1/sources/{source_id} with {{"enabled": true}} to restore it')
+    return f"source {source_id!r} {what}"
+
+
+def reference_problems(*, session: Session, publisher_id: str | None) -> list[tuple[str, str]]:
+    """``[("publisher_id", message)]`` when it names no vendor in force, else ``[]``."""
+    if publisher_id is None or entity_exists(session=session, kind="vendors", id_=publisher_id):
+        return []
+    return [("publisher_id", f"no vendor with id {publisher_id!r}")]
 
 
 def _free_id(session: Session, base: str) -> str:
@@ -85,17 +104,24 @@ def create_source(*, session: Session, source_in: SourceCreate, settings: Settin
 
     The id is ``source_in.id`` when given, else a slug of the name (or of the URL's host for names
     without Latin letters), made unique with ``-2``, ``-3``... Raises
-    :class:`~chipwatch.sources.errors.InvalidSourceURL` for a URL that may not be watched and
-    :class:`~chipwatch.sources.errors.SourceConflict` when the id is taken or another source already
-    watches the same URL. Flushes; never commits.
+    :class:`~chipwatch.sources.errors.InvalidSource` listing every refused field (a URL that may not be
+    watched, an unknown publisher) and :class:`~chipwatch.sources.errors.SourceConflict` when the id is
+    taken or another source already watches the same URL. Flushes; never commits.
     """
-    url = check_source_url(source_in.url, settings=settings)
-    taken = _url_taken(session, url)
+    problems: list[tuple[str, str]] = []
+    try:
+        url = check_source_url(source_in.url, settings=settings)
+    except InvalidSourceURL as exc:
+        problems += exc.problems
+    problems += reference_problems(session=session, publisher_id=source_in.publisher_id)
+    if problems:
+        raise InvalidSource(problems)
+    taken = url_taken(session, url)
     if taken is not None:
-        raise SourceConflict(f"source {taken!r} already watches {url}")
+        raise SourceConflict(taken_message(session, taken, f"already watches {url}"))
     if source_in.id:
         if session.get(Source, source_in.id) is not None:
-            raise SourceConflict(f"a source with id {source_in.id!r} already exists")
+            raise SourceConflict(taken_message(session, source_in.id, "already exists"))
         source_id = source_in.id
     else:
         source_id = _free_id(session, slugify(source_in.name) or _slug_from_url(url))
@@ -141,7 +167,7 @@ def import_opml(*, session: Session, body: bytes, trust: Trust, settings: Settin
         )
         try:
             source = create_source(session=session, source_in=source_in, settings=settings)
-        except (InvalidSourceURL, SourceConflict) as exc:
+        except (InvalidSource, SourceConflict) as exc:
             skipped.append({"url": outline["url"], "reason": str(exc)})
             continue
         created.append(source.id)
@@ -157,16 +183,19 @@ def get_source(*, session: Session, source_id: str) -> Source | None:
     return session.get(Source, source_id)
 
 
-def list_sources(*, session: Session, cursor: str | None, limit: int) -> Page[Source]:
+def list_sources(*, session: Session, cursor: str | None, limit: int, removed: bool = False) -> Page[Source]:
     """One page of sources (feeds and seed articles) ordered by id, from ``cursor`` (a previous page's
-    ``next_cursor``; a malformed one is a 422 problem naming ``cursor``)."""
-    rows, next_cursor = keyset_page(session, select(Source), keys=(Source.id,), cursor=cursor, limit=limit)
+    ``next_cursor``; a malformed one is a 422 problem naming ``cursor``): the sources in use, or with
+    ``removed`` only the removed ones."""
+    stmt = select(Source).where(Source.removed_at.is_not(None) if removed else Source.removed_at.is_(None))
+    rows, next_cursor = keyset_page(session, stmt, keys=(Source.id,), cursor=cursor, limit=limit)
     return Page[Source](items=rows, next_cursor=next_cursor)
 
 
 def export_opml(*, session: Session) -> bytes:
-    """An OPML 2.0 document (UTF-8) of every checked feed (enabled or not), ordered by id."""
-    feeds = [s for s in session.scalars(select(Source).order_by(Source.id)) if is_feed(s)]
+    """An OPML 2.0 document (UTF-8) of every checked feed (enabled or not; not removed), ordered by id."""
+    in_use = select(Source).where(Source.removed_at.is_(None)).order_by(Source.id)
+    feeds = [s for s in session.scalars(in_use) if is_feed(s)]
     return build_opml(feeds, title="chipwatch sources")
 
 
@@ -223,8 +252,16 @@ def list_items(
     compared NFKC-normalised, case-folded and without accents, through the database's trigram index;
     :mod:`chipwatch.sources.search`; a query whose every word is shorter than three characters is
     answered newest first, unranked). ``cursor`` is a previous page's ``next_cursor`` of the same query
-    (a malformed one is a 422 problem naming it).
+    (a malformed one is a 422 problem naming it). Raises
+    :class:`~chipwatch.sources.errors.InvalidSource` naming each filter whose id is unknown.
     """
+    unknown = []
+    if source_id and session.get(Source, source_id) is None:
+        unknown.append(("source", f"no source with id {source_id!r}"))
+    if mentions and not entity_exists(session=session, kind=None, id_=mentions, retracted=True):
+        unknown.append(("mentions", f"no entity with id {mentions!r}"))
+    if unknown:
+        raise InvalidSource(unknown)
     filters = []
     if source_id:
         filters.append(Item.source_id == source_id)
