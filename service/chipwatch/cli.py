@@ -67,7 +67,10 @@ def _seed() -> None:
     except SeedError as exc:
         console.print(f"[red]seed data refused, nothing written:[/red] {exc}")
         raise typer.Exit(2) from exc
-    console.print(f"seed data loaded: {report}")
+    console.print(f"seed data loaded: {report}", highlight=False, soft_wrap=True)
+    for conflict in report.conflicts:
+        # The seed entry and the row both changed since the last load: the edit stays, the seed waits.
+        console.print(f"conflict, edit kept: {conflict}", highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command()

@@ -6,6 +6,7 @@ import chipwatch.candidates.models
 import chipwatch.imports.models
 import chipwatch.knowledge.models
 import chipwatch.outbox.models
+import chipwatch.seed_state
 import chipwatch.signals.models
 import chipwatch.sources.models
 import chipwatch.webhooks.models  # noqa: F401

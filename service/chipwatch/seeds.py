@@ -9,7 +9,9 @@ A load runs in three phases and writes nothing unless all of them pass:
 1. parse every file and validate it against the JSON Schema (2020-12) its ``$schema`` names;
 2. check duplicate ids, ranges, and every reference (vendor, chip, model, benchmark, source ids) against
    the seed set plus the rows already in the database;
-3. upsert: insert new ids, update rows whose seeded columns differ, leave equal rows alone.
+3. upsert: insert new ids; update a row only where its seed entry changed since the last load and the
+   row was not edited since (an edit is kept, and when the entry changed too the load reports the
+   conflict: :mod:`chipwatch.seed_state`); leave equal rows alone.
 
 Rows in the database that no seed file names are left untouched: analysts add facts through the API.
 For sources and signals only the definition columns are seeded; operational and state columns (a feed's
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -38,8 +40,10 @@ from sqlmodel import Session, SQLModel
 from chipwatch.imports.models import Alias, AliasBase
 from chipwatch.kit.schema_errors import SchemaProblem, describe, field_path
 from chipwatch.kit.time import utcnow
+from chipwatch.knowledge.history import record_change
 from chipwatch.knowledge.models import (
     DATASET_PROVENANCE_FIELDS,
+    KB_TABLES,
     RETRACTION_FIELDS,
     Benchmark,
     Chip,
@@ -51,6 +55,7 @@ from chipwatch.knowledge.models import (
     Vendor,
 )
 from chipwatch.paths import SCHEMA_DIR, SEED_DIR
+from chipwatch.seed_state import KindReport, SeedConflict, SeedLedger, SeedReport
 from chipwatch.signals.definition import DefinitionError, validate_definition
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source, SourceBase
@@ -146,56 +151,6 @@ class SeedError(ValueError):
         super().__init__("\n".join(str(issue) for issue in self.issues))
 
 
-@dataclass
-class KindReport:
-    """What a load did to one kind: ids inserted, ids updated, and how many rows were already equal."""
-
-    inserted: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: int = 0
-
-
-@dataclass
-class SeedReport:
-    """The outcome of :func:`load_seeds`: the files read and, per kind in load order, what changed."""
-
-    files: list[str] = field(default_factory=list)
-    kinds: dict[str, KindReport] = field(default_factory=dict)
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        """``{kind: {"inserted": n, "updated": n, "unchanged": n}}`` for every kind."""
-        return {
-            kind: {"inserted": len(r.inserted), "updated": len(r.updated), "unchanged": r.unchanged}
-            for kind, r in self.kinds.items()
-        }
-
-    @property
-    def changed(self) -> bool:
-        """True when the load inserted or updated at least one row."""
-        return any(r.inserted or r.updated for r in self.kinds.values())
-
-    def touched(self, kind: str) -> list[str]:
-        """Ids of ``kind`` inserted or updated by this load (what signal evaluation should look at)."""
-        report = self.kinds.get(kind)
-        return [*report.inserted, *report.updated] if report else []
-
-    def __str__(self) -> str:
-        totals = {
-            key: sum(c[key] for c in self.counts().values()) for key in ("inserted", "updated", "unchanged")
-        }
-        return (
-            f"{totals['inserted']} inserted, {totals['updated']} updated, {totals['unchanged']} unchanged "
-            f"from {len(self.files)} files"
-        )
-
-    def summary(self) -> str:
-        """One line per kind, e.g. ``results: 17 inserted, 0 updated, 0 unchanged``."""
-        return "\n".join(
-            f"{kind}: {c['inserted']} inserted, {c['updated']} updated, {c['unchanged']} unchanged"
-            for kind, c in self.counts().items()
-        )
-
-
 # ---------------------------------------------------------------- kinds
 @dataclass(frozen=True)
 class _Kind:
@@ -213,6 +168,11 @@ class _Kind:
 
     def default(self, column: str) -> Any:
         return self.model.model_fields[column].get_default(call_default_factory=True)
+
+    @property
+    def seeded_columns(self) -> tuple[str, ...]:
+        """The columns a re-seed compares and may update (``insert_only`` ones are set once)."""
+        return tuple(c for c in self.columns if c not in self.insert_only)
 
 
 def _table_columns(model: type[SQLModel]) -> tuple[str, ...]:
@@ -272,6 +232,7 @@ KINDS: tuple[_Kind, ...] = (
 """Every seedable kind, in load order (referenced kinds first)."""
 
 _KIND_BY_SCHEMA = {k.schema: k for k in KINDS}
+_FACT_KINDS = {model: path for path, model in KB_TABLES.items()}  # table -> fact history kind
 _KIND_BY_NAME = {k.name: k for k in KINDS}
 
 
@@ -508,12 +469,16 @@ def _range_issues(entry: _Entry) -> Iterator[SeedIssue]:
 
 def _signal_rule_issues(entry: _Entry) -> Iterator[SeedIssue]:
     """The signal language's own rules beyond its schema (a deadline before the opening date, bounds
-    that exclude every value); references are checked with the other kinds' below."""
+    that exclude every value); references are checked with the other kinds' below. A valid entry gets
+    the defaults the API gives (``review: auto``, subjects from the conditions)."""
     try:
-        validate_definition(entry.data)
+        defn = validate_definition(entry.data)
     except DefinitionError as exc:
         for field, message in exc.problems:
             yield SeedIssue(entry.file, message, entry.label, field or None)
+        return
+    entry.data.setdefault("review", defn.review)
+    entry.data.setdefault("subjects", list(defn.subjects))
 
 
 def _reference_issues(entry: _Entry, known: dict[str, set[str]]) -> Iterator[SeedIssue]:
@@ -544,11 +509,15 @@ def _unknown(ref: str, kinds: tuple[str, ...]) -> str:
 
 # ---------------------------------------------------------------- phase 3: upsert
 def _upsert(session: Session, kind: _Kind, entries: list[_Entry], report: KindReport) -> None:
+    """Insert new ids; apply a changed seed entry unless its row was edited since the last load (then
+    report a conflict and keep the edit); leave everything else. See :mod:`chipwatch.seed_state`."""
     if not entries:
         return
     # One read per table; rows are compared as column dicts rather than queried one by one.
     existing = {row.id: row for row in session.scalars(sa.select(kind.model))}  # type: ignore[attr-defined]
-    date_columns = kind.date_columns
+    fact_kind = _FACT_KINDS.get(kind.model)
+    ledger = SeedLedger(session, kind.name, fact_kind=fact_kind)
+    date_columns, seeded_columns = kind.date_columns, kind.seeded_columns
     for entry in entries:
         values = {
             column: _column_value(entry.data[column], column in date_columns)
@@ -557,24 +526,30 @@ def _upsert(session: Session, kind: _Kind, entries: list[_Entry], report: KindRe
             for column in kind.columns
         }
         row = existing.get(entry.id)
-        if row is None:
+        outcome, differs = ledger.decide(entry.id, {c: values[c] for c in seeded_columns}, row)
+        if outcome == "insert":
             session.add(kind.model(**values))
             report.inserted.append(entry.id)
-            continue
-        changed = {
-            column: value
-            for column, value in values.items()
-            if column not in kind.insert_only and getattr(row, column) != value
-        }
-        if not changed:
+        elif outcome == "unchanged":
             report.unchanged += 1
-            continue
-        for column, value in changed.items():
-            setattr(row, column, value)
-        if kind.name == "signals":
-            row.updated_at = utcnow()  # type: ignore[attr-defined]
-        report.updated.append(entry.id)
+        elif outcome == "keep_edit":
+            report.kept.append(entry.id)
+        elif outcome == "conflict":
+            report.conflicts.append(SeedConflict(kind.name, entry.id, differs))
+            if fact_kind is not None:
+                record_change(session=session, kind=fact_kind, fact_id=entry.id, action="seed_conflict",
+                              cause="seed", actor="seed", changes=differs, announce=False)
+        else:
+            for column, (_old, value) in differs.items():
+                setattr(row, column, value)
+            if kind.name == "signals":
+                row.updated_at = utcnow()  # type: ignore[attr-defined]
+            report.updated.append(entry.id)
+            if fact_kind is not None:
+                record_change(session=session, kind=fact_kind, fact_id=entry.id, action="updated",
+                              cause="seed", actor="seed", changes=differs)
     session.flush()
+    ledger.save(session, kind.model, seeded_columns)
 
 
 def _column_value(value: Any, is_date: bool) -> Any:

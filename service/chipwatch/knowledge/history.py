@@ -70,7 +70,8 @@ def record_change(
     ``kind`` is a knowledge-base path segment (``chips``, ``deployments``...). ``updated`` needs
     ``changes`` (``{field: (old, new)}``; values are stored as JSON; a field may name one key of a JSON
     column as ``attributes.<key>``) and records nothing when it is empty; the other actions ignore
-    ``changes``. With ``announce`` (default) every action but ``created`` also writes one
+    ``changes`` (``seed_conflict`` takes them as ``{field: (kept, seed value)}``). With ``announce``
+    (default) every action but ``created`` and ``seed_conflict`` also writes one
     ``fact.changed`` event. ``detail`` is kept as the ``new_value`` of a whole-fact action (a
     retraction's reason). Raises KeyError for an unknown ``kind`` and
     ValueError for an ``updated`` change of a field the table does not have.
@@ -79,7 +80,7 @@ def record_change(
     at = at or utcnow()
     common = {"kind": kind, "fact_id": fact_id, "action": action, "cause": cause, "cause_ref": cause_ref,
               "actor": actor, "changed_at": at}
-    if action == "updated":
+    if action in ("updated", "seed_conflict"):
         # ``attributes.<key>`` names one key of a JSON column: history keeps the key that changed.
         unknown = sorted({name for name in changes or {} if name.split(".", 1)[0] not in table.model_fields})
         if unknown:
@@ -94,7 +95,7 @@ def record_change(
         return []
     session.add_all(rows)
     session.flush()
-    if announce and action != "created":
+    if announce and action not in ("created", "seed_conflict"):  # neither changes a known fact
         emit_fact_changed(session, rows)
     return rows
 

@@ -3,6 +3,9 @@
 ``FactAction`` says what happened to the fact: it was created, some of its fields were updated, it was
 retired (a dataset version no longer lists it), restored (a later version lists it again) or retracted
 (an analyst withdrew it). Retirement and retraction keep the row; nothing is hard-deleted.
+``seed_conflict`` records a change that did not happen: a seed load found the fact's seed entry changed
+while the fact had been edited since the last load, and kept the edit (per field: ``old_value`` the
+value kept, ``new_value`` the seed's value, not applied).
 
 ``ChangeCause`` says what made the change: a seed load, an analyst through the API, a dataset import,
 or an accepted candidate fact from news items.
@@ -17,7 +20,7 @@ FactKind = Literal[
 ]
 """A knowledge-base kind as the API path names it (``/v1/{kind}/{id}``)."""
 
-FactAction = Literal["created", "updated", "retired", "restored", "retracted"]
+FactAction = Literal["created", "updated", "retired", "restored", "retracted", "seed_conflict"]
 ChangeCause = Literal["seed", "api", "import", "candidate"]
 
 FACT_ACTIONS: tuple[FactAction, ...] = get_args(FactAction)
