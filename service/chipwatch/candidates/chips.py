@@ -50,6 +50,11 @@ _NOT_CHIP = re.compile(
 
 
 def chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
+    """Chip names in ``norm[a:b]`` in reading order (see :func:`_chip_names`), read once per sentence."""
+    return part.per_sentence("chips", a, b, lambda s, e: _chip_names(part, s, e, lexicon))
+
+
+def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
     """Chip names in ``norm[a:b]`` in reading order: known chips (by name or alias) and model
     designations ("Maia 200", "MI450", "DGX B200", "昇腾950PR", "LPU"), never models, memory or process
     words."""

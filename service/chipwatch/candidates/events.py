@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from chipwatch.candidates.models import Candidate, CandidateItem
 from chipwatch.kit.time import rfc3339
-from chipwatch.outbox.emit import emit
+from chipwatch.outbox.emit import emit_many
 
 CANDIDATE_CREATED = "candidate.created"
 
@@ -39,9 +39,12 @@ def candidate_created_data(candidate: Candidate, items: Sequence[CandidateItem])
     }
 
 
-def emit_candidate_created(session: Session, candidate: Candidate, items: Sequence[CandidateItem]) -> None:
-    """Write one ``candidate.created`` event to the outbox in ``session``'s transaction."""
-    emit(session, CANDIDATE_CREATED, candidate_created_data(candidate, items))
+def emit_candidates_created(
+    session: Session, created: Sequence[tuple[Candidate, Sequence[CandidateItem]]]
+) -> None:
+    """Write one ``candidate.created`` event per ``(candidate, its items)`` to the outbox, in order, in
+    ``session``'s transaction."""
+    emit_many(session, CANDIDATE_CREATED, [candidate_created_data(c, items) for c, items in created])
 
 
-__all__ = ["CANDIDATE_CREATED", "candidate_created_data", "emit_candidate_created"]
+__all__ = ["CANDIDATE_CREATED", "candidate_created_data", "emit_candidates_created"]

@@ -26,22 +26,70 @@ from chipwatch.candidates.textparts import Draft, Part, fold_name, read_part
 FactKind = Literal["funding", "acquisition", "deployment", "benchmark", "launch"]
 FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 
-# Words without which a reader cannot find its fact: a text with none of them skips the reader.
-_TRIGGERS: dict[str, re.Pattern[str]] = {
-    "funding": re.compile(
-        r"rais|secur|clos|land|funding|round|series|valu|ipo|invest|融资|估值|募资|投资|定增"
-    ),
-    "acquisition": re.compile(r"acqui|buy|bought|divest|takes over|收购|并购|合并"),
-    "deployment": re.compile(
-        r"deploy|online|live|switch|open|receiv|train|runs on|running|reach|use|rent|build|host|install"
-        r"|buy|order|power|plan|fires up|lights up|turns on|sign"
-        r"|部署|上线|投运|运行|点亮|建成|建设|采购|使用|扩至|扩容|采用"
-    ),
-    "benchmark": re.compile(r"\d\s?(?:x|×|%|percent|times|tok|ms|倍|毫秒)|token|吞吐|倍"),
-    "launch": re.compile(r"launch|unveil|announc|introduc|debut|releas|ship|showcas|roll|reveal|present"
-                         r"|availab|show"
-                         r"|发布|推出|亮相|首发"),
+# Words without which a reader cannot find its fact, looked for as substrings of the lower-cased text (a
+# few C-speed tests): a summary's sentence with none of them is not read, and a kind none of the kept
+# text names skips its reader. Substrings may say yes too often (that costs time), never no too often.
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "funding": ("rais", "secur", " clos", " land", "funding", "round", "series", "valu", "ipo", "invest",
+                "seed", " nabs", " bags", " snags", "融资", "估值", "募资", "投资", "定增"),
+    "acquisition": ("acqui", " buy", "bought", "divest", "takes over", "snaps up", "scoops up",
+                    "收购", "并购", "合并"),
+    "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
+                   "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
+                   " sign", "powered", "gigawatt", "megawatt",
+                   "部署", "上线", "投运", "运行", "点亮", "建成", "建设", "采购", "使用", "扩至", "扩容",
+                   "兆瓦", "吉瓦"),
+    "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
+    "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
+               "reveal", "present", "available", " show", "发布", "推出", "亮相", "首发"),
 }
+# Figures that name a kind on their own: a ratio or a latency (benchmark), a power or a count of chips
+# (deployment). Every branch starts with a digit, so most positions fail at once.
+_FIGURES = re.compile(
+    r"\d(?:\s?(?P<benchmark>x\b|×|倍|毫秒|ms\b)|\s?(?P<power>mw\b|gw\b)|万?(?P<counter>张|颗|卡)"
+    r"|[\d,.]*\s+(?:[\w-]+\s){0,3}?(?P<units>gpus?|chips?|accelerators?|tpus?|lpus?|systems?|racks?|servers?)\b)"
+)
+# Claimant words keep a sentence when the item states a benchmark claim ("OpenAI presented the range").
+_CLAIMANT = (" says", " said", "claim", "presented", "measured", "according to", "称", "表示", "测得")
+
+
+def _trie_pattern(words: list[str]) -> re.Pattern[str]:
+    """One regex matching any of ``words`` as a substring, shaped as a trie: the engine follows the
+    characters instead of trying each word in turn."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def render(node: dict) -> str:
+        branches = [re.escape(char) + render(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(render(trie))
+
+
+_DIGIT = re.compile(r"\d")
+_WORD_KINDS: dict[str, set[str]] = {}
+for _kind, _words in _TRIGGERS.items():
+    for _word in _words:
+        _WORD_KINDS.setdefault(_word, set()).add(_kind)
+_TRIGGER_WORDS = _trie_pattern(list(_WORD_KINDS))
+
+
+def _kinds_in(text: str) -> set[str]:
+    """The kinds whose trigger words or figures ``text`` (lower-cased) contains."""
+    kinds: set[str] = set()
+    for m in _TRIGGER_WORDS.finditer(text):
+        kinds |= _WORD_KINDS.get(m.group(), set())
+    if len(kinds) < len(_TRIGGERS) and _DIGIT.search(text):
+        for m in _FIGURES.finditer(text):
+            kinds.add("benchmark" if m.group("benchmark") else "deployment")
+    return kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +132,30 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
     - ``launch``: vendor_id, vendor_name, chip_id, chip_name, new (True when the chip is not in the
       knowledge base: its name is an alias candidate).
     """
-    haystack = f"{title}\n{summary or ''}".lower()
-    kinds = [kind for kind, trigger in _TRIGGERS.items() if trigger.search(haystack)]
+    kinds = _kinds_in(title.lower())
+    summary_kinds: list[set[str]] = []
+
+    def keep(sentences: list[str]) -> list[bool]:
+        lowered = [s.lower() for s in sentences]
+        summary_kinds.extend(_kinds_in(s) for s in lowered)
+        kinds.update(*summary_kinds)
+        # claimant sentences serve benchmark claims only ("OpenAI presented the range at Hot Chips")
+        claims = "benchmark" in kinds
+        for found, s in zip(summary_kinds, lowered, strict=True):
+            if claims and any(c in s for c in _CLAIMANT):
+                found.add("claimant")
+        return [bool(found) for found in summary_kinds]
+
+    summary_part = None
+    if summary and summary.strip():
+        summary_part = read_part("summary", _strip_boilerplate(summary), lexicon, keep=keep)
     if not kinds:
         return []
     parts = [read_part("title", title, lexicon)]
-    if summary and summary.strip():
-        parts.append(read_part("summary", _strip_boilerplate(summary), lexicon))
+    if summary_part is not None and summary_part.sentences:
+        flagged = [k for k in summary_kinds if k]
+        summary_part.kinds = dict(zip(summary_part.sentences, flagged, strict=True))
+        parts.append(summary_part)
     by_name = {p.name: p for p in parts}
     drafts: list[Draft] = []
     if "funding" in kinds:
@@ -123,7 +188,7 @@ def _funding(parts: list[Part], lexicon: Lexicon) -> list[Draft]:
         return []
     head = rounds[0]
     for part in parts:
-        for a, b in part.sentences:
+        for a, b in part.sentences_of("funding"):
             if part.name == head.part and a <= head.start < b:
                 continue
             named = {f.id for f in part.found_in(a, b) if f.kind == "vendor"}
@@ -171,7 +236,7 @@ def _claimants(claims: list[Draft], parts: list[Part], lexicon: Lexicon) -> list
     if not claims or all(c.fact.get("reported_by_name") for c in claims):
         return claims
     for part in parts:
-        for a, b in part.sentences:
+        for a, b in part.sentences_of("claimant") + part.sentences_of("benchmark"):
             if any(c.part == part.name and a <= c.start < b for c in claims):
                 continue
             who = reporter(part, a, b, lexicon)

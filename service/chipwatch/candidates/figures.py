@@ -33,6 +33,11 @@ def _read_number(text: str) -> float | None:
 
 
 def counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
+    """Counted units in ``norm[a:b]`` (see :func:`_counts`), read once per sentence."""
+    return part.per_sentence("counts", a, b, lambda s, e: _counts(part, s, e))
+
+
+def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
     """Counted units in ``norm[a:b]`` ("10,000 B200 GPUs", "one million TPUs", "1万张", "3万卡"):
     ``(count, start, end)`` in reading order. Years ("2026 chips") are not counts."""
     out = []

@@ -136,7 +136,7 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
     first claim to sentences that refer back to it ("The company also claimed a 35x lower cost")."""
     out: list[Draft] = []
     context = context if context is not None else {}
-    for a, b in part.sentences:
+    for a, b in part.sentences_of("benchmark"):
         figures = _figures(part, a, b)
         if not figures:
             continue
@@ -233,7 +233,7 @@ def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
 def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Launches in ``part``: one draft per chip named after a launch verb."""
     out: list[Draft] = []
-    for a, b in part.sentences:
+    for a, b in part.sentences_of("launch"):
         for verb in _LAUNCH.finditer(part.norm, a, b):
             if verb.group("ga"):  # "The NVIDIA RTX PRO 5000 ... GPU is now generally available"
                 chips = [c for c in chip_names(part, a, verb.start(), lexicon)][:1]

@@ -92,7 +92,7 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Deployments in ``part``: one draft per verb of deploying whose window names enough; details from
     sentences without a verb are returned as drafts with ``fact["detail"] = True``."""
     out: list[Draft] = []
-    for a, b in part.sentences:
+    for a, b in part.sentences_of("deployment"):
         verbs = list(_VERBS.finditer(part.norm, a, b))
         if not verbs:
             detail = _fields(part, a, b, a, lexicon)

@@ -102,7 +102,7 @@ def _company(name: Name | None) -> dict:
 def read_funding(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Funding rounds stated in ``part``'s sentences (one per sentence at most)."""
     out: list[Draft] = []
-    for a, b in part.sentences:
+    for a, b in part.sentences_of("funding"):
         text = part.norm[a:b]
         if _NOT_YET.search(text):
             continue
@@ -249,7 +249,7 @@ _NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|w
 def read_acquisitions(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Acquisitions stated in ``part``'s sentences (one per sentence at most)."""
     out: list[Draft] = []
-    for a, b in part.sentences:
+    for a, b in part.sentences_of("acquisition"):
         if _NOT_DEAL.search(part.norm[a:b]):
             continue
         draft = _english_deal(part, a, b) or _chinese_deal(part, a, b)

@@ -14,18 +14,18 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, cast, func, select
+from sqlalchemy import String, cast, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from chipwatch.candidates import keys
-from chipwatch.candidates.events import emit_candidate_created
+from chipwatch.candidates.events import emit_candidates_created
 from chipwatch.candidates.extract import Proposal, extract
 from chipwatch.candidates.lexicon import LexEntry, Lexicon
 from chipwatch.candidates.models import Candidate, CandidateItem
 from chipwatch.imports.models import Alias
 from chipwatch.kit.pagination import keyset_page
-from chipwatch.kit.time import rfc3339, utcnow
+from chipwatch.kit.time import as_utc, rfc3339, utcnow
 from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, Chip
 from chipwatch.sources.models import Item, Source
 
@@ -108,7 +108,9 @@ def propose_from_items(
     of the candidates created (each announced by ``candidate.created``).
 
     The items-stored listener (``chipwatch.sources.hooks``): runs in the check's transaction, so the
-    candidates commit or roll back with the items. Reading an item again adds nothing new.
+    candidates commit or roll back with the items. Reading an item again adds nothing new. The writes
+    are batched (a few statements per call, whatever the number of items), since this runs inside
+    every feed check.
     """
     ids = sorted({int(i) for i in item_ids})
     if not ids:
@@ -116,104 +118,175 @@ def propose_from_items(
     now = now or utcnow()
     lexicon = load_lexicon(session=session)
     chip_vendor = {e.id: e.vendor_id for e in lexicon.entries.values() if e.kind == "chip"}
-    created: list[int] = []
+    found: list[tuple[Proposal, Any, str]] = []
     for row in _items(session, ids):
         for proposal in extract(row.title or "", row.summary, lexicon):
-            candidate_id = _file(session, proposal, row, chip_vendor, now)
-            if candidate_id is not None:
-                created.append(candidate_id)
-    return created
+            found.append((proposal, row, keys.fact_key(proposal.kind, proposal.fact)))
+    if not found:
+        return []
+    created = _insert_candidates(session, found, now)
+    by_key = _candidates_by_key(session, {(p.kind, key) for p, _row, key in found})
+    touched = _insert_links(session, found, by_key, chip_vendor, now)
+    for p, _row, key in found:
+        candidate = by_key[(p.kind, key)]
+        if candidate.id in touched and candidate.status == "pending":
+            missing = {k: v for k, v in p.fact.items() if candidate.fact.get(k) is None}
+            if missing:
+                candidate.fact = {**candidate.fact, **missing}
+    _recount(session, [c for c in by_key.values() if c.id in touched], now)
+    fresh = [c for c in by_key.values() if c.id in created]
+    if fresh:
+        _corroborations(session, fresh)
+        links = item_links(session, [c.id for c in fresh])
+        emit_candidates_created(session, [(c, links[c.id]) for c in sorted(fresh, key=lambda c: c.id or 0)])
+    return sorted(created)
 
 
-def _insert_ignoring_conflict(session: Session, table: Any, values: dict[str, Any]) -> int | None:
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(table).values(**values).on_conflict_do_nothing().returning(table.id)
-    return session.execute(stmt).scalar()
+def _insert(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
+    """``INSERT ... ON CONFLICT DO NOTHING`` of ``rows`` as one executemany of a Core insert (the ORM's
+    per-row bookkeeping costs more than the statement); a row a concurrent check wrote first is skipped."""
+    if rows:
+        insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+        session.execute(insert(table.__table__).on_conflict_do_nothing(), rows)
 
 
-def _file(session: Session, p: Proposal, row: Any, chip_vendor: dict, now: datetime) -> int | None:
-    """Add the item ``row`` to the candidate of ``p``'s fact; returns the candidate's id if it is new."""
-    key = keys.fact_key(p.kind, p.fact)
-    existing = session.scalars(
-        select(Candidate.id).where(Candidate.kind == p.kind, Candidate.fact_key == key)
-    ).first()
-    new_id = None
-    if existing is None:
-        new_id = _insert_ignoring_conflict(session, Candidate, {
-            "kind": p.kind, "fact_key": key, "status": "pending", "fact": p.fact, "confidence": p.confidence,
-            "verification": "vendor_reported", "independent_sources": 0, "created_at": now, "updated_at": now,
+def _candidates_by_key(session: Session, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Candidate]:
+    out: dict[tuple[str, str], Candidate] = {}
+    fact_keys = sorted({key for _kind, key in wanted})
+    for start in range(0, len(fact_keys), ITEM_BATCH):
+        stmt = select(Candidate).where(Candidate.fact_key.in_(fact_keys[start : start + ITEM_BATCH]))
+        for candidate in session.scalars(stmt.execution_options(populate_existing=True)):
+            if (candidate.kind, candidate.fact_key) in wanted:
+                out[(candidate.kind, candidate.fact_key)] = candidate
+    return out
+
+
+def _insert_candidates(session: Session, found: list[tuple[Proposal, Any, str]], now: datetime) -> set[int]:
+    """Insert a candidate for each fact not filed yet; returns the ids this call created.
+
+    Created here means stamped with this call's ``now``: when a concurrent check filed the same fact
+    first, its row (and its ``candidate.created`` event) stands and this insert skips it.
+    """
+    wanted = {(p.kind, key) for p, _row, key in found}
+    existing = _candidates_by_key(session, wanted)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for p, _row, key in found:
+        if (p.kind, key) not in existing and (p.kind, key) not in rows:
+            rows[(p.kind, key)] = {
+                "kind": p.kind, "fact_key": key, "status": "pending", "fact": p.fact,
+                "confidence": p.confidence,
+                "verification": "vendor_reported", "independent_sources": 0, "corroborates_kind": None,
+                "corroborates_id": None, "fact_kind": None, "fact_id": None, "created_at": now,
+                "updated_at": now, "decided_at": None, "decided_by": None, "note": None,
+            }
+    if not rows:
+        return set()
+    _insert(session, Candidate, list(rows.values()))
+    filed = _candidates_by_key(session, set(rows))
+    return {c.id for c in filed.values() if c.id is not None and as_utc(c.created_at) == now}
+
+
+def _insert_links(
+    session: Session,
+    found: list[tuple[Proposal, Any, str]],
+    by_key: dict[tuple[str, str], Candidate],
+    chip_vendor: dict[str, str | None],
+    now: datetime,
+) -> set[int]:
+    """Link each item to its fact's candidate (once); returns the candidates that gained an item."""
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    for p, row, key in found:
+        candidate = by_key[(p.kind, key)]
+        subjects = keys.subjects(p.kind, candidate.fact, chip_vendor)
+        subjects |= keys.subjects(p.kind, p.fact, chip_vendor)
+        rows.setdefault((candidate.id, row.id), {
+            "candidate_id": candidate.id, "item_id": row.id, "source_id": row.source_id, "trust": row.trust,
+            "independent": keys.is_independent(row.trust, row.publisher_id, subjects),
+            "part": p.span.part, "span_start": p.span.start, "span_end": p.span.end, "quote": p.span.text,
+            "confidence": p.confidence,
+            "published_at": None if row.published_is_estimated else row.published_at,
+            "added_at": now,
         })
-        existing = new_id if new_id is not None else session.scalars(
-            select(Candidate.id).where(Candidate.kind == p.kind, Candidate.fact_key == key)
-        ).one()
-    candidate = session.get(Candidate, existing, populate_existing=True)
-    assert candidate is not None
-    published = None if row.published_is_estimated else row.published_at
-    independent = keys.is_independent(row.trust, row.publisher_id, keys.subjects(p.kind, p.fact, chip_vendor))
-    linked = _insert_ignoring_conflict(session, CandidateItem, {
-        "candidate_id": candidate.id, "item_id": row.id, "source_id": row.source_id, "trust": row.trust,
-        "independent": independent, "part": p.span.part, "span_start": p.span.start, "span_end": p.span.end,
-        "quote": p.span.text, "confidence": p.confidence, "published_at": published, "added_at": now,
-    })
-    if linked is None and new_id is None:
-        return None  # this item was read before
-    if candidate.status == "pending":
-        missing = {k: v for k, v in p.fact.items() if candidate.fact.get(k) is None}
-        candidate.fact = {**candidate.fact, **missing}
-    _recount(session, candidate, now)
-    if new_id is not None:
-        _corroboration(session, candidate)
-        session.flush()
-        emit_candidate_created(session, candidate, item_links(session, [candidate.id])[candidate.id])
-    return new_id
+    item_ids = sorted({item_id for _c, item_id in rows})
+    linked: set[tuple[int, int]] = set()
+    for start in range(0, len(item_ids), ITEM_BATCH):
+        stmt = select(CandidateItem.candidate_id, CandidateItem.item_id).where(
+            CandidateItem.item_id.in_(item_ids[start : start + ITEM_BATCH])
+        )
+        linked.update((c, i) for c, i in session.execute(stmt))
+    new = [values for pair, values in rows.items() if pair not in linked]
+    _insert(session, CandidateItem, new)
+    return {values["candidate_id"] for values in new}
 
 
-def _recount(session: Session, candidate: Candidate, now: datetime) -> None:
+def _recount(session: Session, candidates: Sequence[Candidate], now: datetime) -> None:
     """Independent sources, the verification they allow and the confidence, from the linked items."""
-    n, best = session.execute(
-        select(
-            func.count(func.distinct(CandidateItem.source_id)).filter(CandidateItem.independent.is_(True)),
-            func.max(CandidateItem.confidence),
-        ).where(CandidateItem.candidate_id == candidate.id)
-    ).one()
-    candidate.independent_sources = int(n or 0)
-    candidate.verification = keys.allowed_verification(candidate.independent_sources)
-    candidate.confidence = keys.confidence(float(best or 0.0), candidate.independent_sources)
-    candidate.updated_at = now
-    session.add(candidate)
+    if not candidates:
+        return
+    by_id = {c.id: c for c in candidates}
+    ids = sorted(i for i in by_id if i is not None)
+    for start in range(0, len(ids), ITEM_BATCH):
+        stmt = (
+            select(
+                CandidateItem.candidate_id,
+                func.count(func.distinct(CandidateItem.source_id)).filter(CandidateItem.independent.is_(True)),
+                func.max(CandidateItem.confidence),
+            )
+            .where(CandidateItem.candidate_id.in_(ids[start : start + ITEM_BATCH]))
+            .group_by(CandidateItem.candidate_id)
+        )
+        for candidate_id, n, best in session.execute(stmt):
+            candidate = by_id[candidate_id]
+            candidate.independent_sources = int(n or 0)
+            candidate.verification = keys.allowed_verification(candidate.independent_sources)
+            candidate.confidence = keys.confidence(float(best or 0.0), candidate.independent_sources)
+            candidate.updated_at = now
+            session.add(candidate)
     session.flush()
 
 
-def _corroboration(session: Session, candidate: Candidate) -> None:
-    """Point the candidate at the knowledge-base fact that already states it, if one does."""
-    kb_kind = keys.KB_KIND[candidate.kind]
-    table = KB_TABLES[kb_kind]
-    fact = candidate.fact
-    stmt = select(table)
-    if candidate.kind in ("funding", "acquisition"):
-        if not fact.get("vendor_id"):
-            return
-        stmt = stmt.where(table.vendor_id == fact["vendor_id"])
-    elif candidate.kind == "deployment":
-        if not (fact.get("chip_id") or fact.get("operator_id")):
-            return
-        stmt = stmt.where(table.chip_id == fact.get("chip_id"), table.operator_id == fact.get("operator_id"))
-    elif candidate.kind == "benchmark":
-        if not fact.get("chip_id"):
-            return
-        stmt = stmt.where(cast(table.chip_ids, String).like(f'%"{fact["chip_id"]}"%'))
-    elif not fact.get("chip_id"):
-        return
+def _corroborations(session: Session, candidates: Sequence[Candidate]) -> None:
+    """Point each new candidate at the knowledge-base fact that already states it, if one does: one
+    query per fact kind for the rows that could match (same company, chip or operator)."""
+    by_kind: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        by_kind.setdefault(candidate.kind, []).append(candidate)
+    for kind, group in by_kind.items():
+        rows = _kb_rows(session, kind, group)
+        for candidate in group:
+            match = next((row for row in rows if keys.corroborates(kind, candidate.fact, row)), None)
+            if match is not None:
+                candidate.corroborates_kind, candidate.corroborates_id = keys.KB_KIND[kind], match.id
+                session.add(candidate)
+    session.flush()
+
+
+def _kb_rows(session: Session, kind: str, candidates: Sequence[Candidate]) -> list[Any]:
+    """The knowledge-base rows of ``kind``'s table in force that name an entity of ``candidates``."""
+    table = KB_TABLES[keys.KB_KIND[kind]]
+    facts = [c.fact for c in candidates]
+    if kind in ("funding", "acquisition"):
+        ids = sorted({f["vendor_id"] for f in facts if f.get("vendor_id")})
+        where = table.vendor_id.in_(ids) if ids else None
+    elif kind == "deployment":
+        chips = sorted({f["chip_id"] for f in facts if f.get("chip_id")})
+        operators = sorted({f["operator_id"] for f in facts if f.get("operator_id")})
+        where = (
+            or_(table.chip_id.in_(chips), table.operator_id.in_(operators)) if chips or operators else None
+        )
+    elif kind == "benchmark":
+        chips = sorted({f["chip_id"] for f in facts if f.get("chip_id")})
+        where = or_(*(cast(table.chip_ids, String).like(f'%"{c}"%') for c in chips)) if chips else None
     else:
-        stmt = stmt.where(table.id == fact["chip_id"])
+        ids = sorted({f["chip_id"] for f in facts if f.get("chip_id")})
+        where = table.id.in_(ids) if ids else None
+    if where is None:
+        return []
+    stmt = select(table).where(where)
     for column in ("retracted_at", "retired_at"):
         if hasattr(table, column):
             stmt = stmt.where(getattr(table, column).is_(None))
-    for row in session.scalars(stmt.order_by(table.id)):
-        if keys.corroborates(candidate.kind, fact, row):
-            candidate.corroborates_kind, candidate.corroborates_id = kb_kind, row.id
-            session.add(candidate)
-            return
+    return list(session.scalars(stmt.order_by(table.id)))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,15 @@ class Part:
     found: list[Found]
     quantities: list[Quantity]
     sentences: list[tuple[int, int]] = field(default_factory=list)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    kinds: dict[tuple[int, int], set[str]] | None = field(default=None, repr=False)
+
+    def sentences_of(self, kind: str) -> list[tuple[int, int]]:
+        """The sentences a ``kind`` reader reads: those whose words name that kind (every sentence when
+        the part was read without a per-sentence choice, as a title is)."""
+        if self.kinds is None:
+            return self.sentences
+        return [s for s in self.sentences if kind in self.kinds.get(s, ())]
 
     def span(self, a: int, b: int) -> tuple[int, int]:
         """``norm[a:b]`` as offsets in the original text."""
@@ -44,6 +54,19 @@ class Part:
 
     def quantities_in(self, a: int, b: int) -> list[Quantity]:
         return [q for q in self.quantities if a <= q.span[0] and q.span[1] <= b]
+
+    def per_sentence(self, what: str, a: int, b: int, read: Callable[[int, int], list]) -> list:
+        """What ``read(start, end)`` finds in the sentence holding ``norm[a:b]``, read once per sentence
+        and cached, keeping the findings (``start``/``end`` attributes or tuples ending in them) inside
+        ``[a, b)``. Readers ask again and again about windows of one sentence."""
+        sentence = next(((s, e) for s, e in self.sentences if s <= a and b <= e), (a, b))
+        key = (what, *sentence)
+        if key not in self.cache:
+            self.cache[key] = read(*sentence)
+        found = self.cache[key]
+        if sentence == (a, b):
+            return list(found)
+        return [x for x in found if a <= _start(x) and _end(x) <= b]
 
 
 # Sentence ends; a title's list items ("A 🤖, B 💰, C") are sentences too.
@@ -64,16 +87,42 @@ class Draft:
     confidence: float
 
 
-def read_part(name: str, text: str, lexicon: Lexicon) -> Part:
-    """Normalise ``text``, find its entities and figures, split it into sentences."""
+def read_part(
+    name: str, text: str, lexicon: Lexicon, keep: Callable[[list[str]], list[bool]] | None = None
+) -> Part:
+    """Normalise ``text``, split it into sentences, find the entities and figures of each.
+
+    With ``keep`` (given every sentence's normalised text, it says which to keep), only the sentences it
+    keeps are read: the others cost one test each, which keeps long summaries cheap.
+    """
     norm, starts, ends = normalize_with_offsets(text)
-    part = Part(name, text, norm, starts, ends, lexicon.scan(norm), extract_from_normalized(norm))
     cuts = [0]
     for pattern in (_SENTENCE_END, _LIST_ITEM_END) if name == "title" else (_SENTENCE_END,):
         cuts.extend(m.end() for m in pattern.finditer(norm))
     cuts = sorted(set(cuts)) + [len(norm)]
-    part.sentences = [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if norm[a:b].strip()]
-    return part
+    sentences = [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if norm[a:b].strip()]
+    if keep is not None:
+        flags = keep([norm[a:b] for a, b in sentences])
+        sentences = [span for span, kept in zip(sentences, flags, strict=True) if kept]
+    if keep is None or sentences == [(0, len(norm))]:
+        found, quantities = lexicon.scan(norm), extract_from_normalized(norm)
+    else:
+        found, quantities = [], []
+        for a, b in sentences:
+            found += [Found(f.id, f.kind, f.start + a, f.end + a) for f in lexicon.scan(norm[a:b])]
+            quantities += [
+                Quantity(q.value, q.unit, q.raw, (q.span[0] + a, q.span[1] + a))
+                for q in extract_from_normalized(norm[a:b])
+            ]
+    return Part(name, text, norm, starts, ends, found, quantities, sentences)
+
+
+def _start(x: Any) -> int:
+    return x.start if hasattr(x, "start") else x[-2]
+
+
+def _end(x: Any) -> int:
+    return x.end if hasattr(x, "end") else x[-1]
 
 
 def has_cjk(text: str) -> bool:

@@ -1,0 +1,233 @@
+"""Candidate extraction throughput against the signal matcher's, and what it adds to a feed check.
+
+Measured in the same run, on the same items:
+
+1. items per second through ``candidates.extract.extract`` (title and summary, every fact kind) and
+   through the signal matcher ``CompiledRules.match_item`` (the ten seed signals and 40 generated ones),
+   on two item sets:
+   - ``synthetic``: the items of benchmarks/signals.py (same generator, same seed): every title states
+     a funding round, a deployment, a ratio or a launch, so every item is read in full (the worst case);
+   - ``news``: the labelled items of tests/candidates (real feed items and items written like them),
+     repeated to the same count: a quarter state no fact;
+   the ratio extraction time / matcher time is what extraction would add to the matcher's own work;
+2. a check pass: one source serving ``--check-items`` synthetic items from a server on 127.0.0.1 is
+   checked by ``sources.check.check_source`` (fetch, parse, decide, store, mentions, listeners) on a
+   fresh migrated, seeded SQLite database, with the items-stored listeners of the service: signal
+   evaluation alone, then signal evaluation and candidate extraction (which also writes the candidates
+   and their events). Goal: extraction slows the check pass by at most 25%.
+
+    python benchmarks/extract.py [--items 20000] [--check-items 1000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "service"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import yaml  # noqa: E402
+
+from chipwatch.candidates.extract import extract  # noqa: E402
+from chipwatch.candidates.lexicon import LexEntry, Lexicon  # noqa: E402
+from chipwatch.signals.definition import validate_definition  # noqa: E402
+from chipwatch.signals.rules import ItemView, compile_signals  # noqa: E402
+from signals import SEED, seed_definitions, synthetic_definitions, synthetic_entities, synthetic_items  # noqa: E402
+
+GOAL_SLOWDOWN = 0.25
+
+
+def lexicon_for(entities) -> Lexicon:
+    """A lexicon over the seed entities (their kinds and chip vendors from seed_data) and the synthetic
+    ones (``chip-*`` chips, ``vendor-*`` vendors)."""
+    kinds: dict[str, tuple[str, str | None]] = {}
+    for kind, file in (("vendor", "vendors"), ("vendor", "dataset_vendors"), ("chip", "chips"),
+                       ("model", "models"), ("benchmark", "benchmarks")):
+        doc = yaml.safe_load((ROOT / "seed_data" / f"{file}.yaml").read_text(encoding="utf-8"))
+        for row in doc[next(k for k in doc if not k.startswith("$"))]:
+            kinds.setdefault(row["id"], (kind, row.get("vendor_id")))
+    entries = []
+    for e in entities:
+        kind, vendor = kinds.get(e.id, ("chip" if e.id.startswith("chip-") else "vendor", None))
+        entries.append(LexEntry(e.id, kind, tuple(e.names), vendor))
+    return Lexicon.build(entries)
+
+
+def news_items(n: int) -> list[ItemView]:
+    """The labelled items (tests/candidates/labelled_items.yaml) as item views, repeated to ``n``."""
+    doc = yaml.safe_load((ROOT / "tests" / "candidates" / "labelled_items.yaml").read_text(encoding="utf-8"))
+    base = [
+        ItemView(id=i, source_id="news", source_trust="press", title=it["title"],
+                 text=it.get("summary") or "", published_at=None, published_is_estimated=False)
+        for i, it in enumerate(doc["items"])
+    ]
+    return [base[i % len(base)] for i in range(n)]
+
+
+def timed(fn, items) -> float:
+    t0 = time.perf_counter()
+    for item in items:
+        fn(item)
+    return time.perf_counter() - t0
+
+
+def compare(name: str, items: list[ItemView], rules, lexicon: Lexicon, rounds: int) -> float:
+    """Best-of-``rounds`` seconds of matcher and extraction, interleaved; prints both rates."""
+    best = {"matcher": float("inf"), "extraction": float("inf")}
+    proposals = sum(len(extract(i.title, i.text, lexicon)) for i in items[: min(len(items), 2000)])
+    for _ in range(rounds):
+        best["matcher"] = min(best["matcher"], timed(rules.match_item, items))
+        seconds = timed(lambda i: extract(i.title, i.text, lexicon), items)
+        best["extraction"] = min(best["extraction"], seconds)
+    n = len(items)
+    ratio = best["extraction"] / best["matcher"]
+    print(f"{name}: {n:,} items; {proposals:,} proposals in the first {min(n, 2000):,}")
+    print(f"  {'signal matcher':<28}{n / best['matcher']:>10,.0f} items/s")
+    print(f"  {'candidate extraction':<28}{n / best['extraction']:>10,.0f} items/s")
+    print(f"  extraction time / matcher time: {ratio:.2f}")
+    return ratio
+
+
+# ---------------------------------------------------------------------------------------------------
+# The check pass
+
+
+def rss(items: list[ItemView]) -> bytes:
+    entries = "".join(
+        f"<item><title>{escape(i.title)}</title><guid isPermaLink='false'>bench-{i.id}</guid>"
+        f"<link>https://bench.example/{i.id}</link><description>{escape(i.text)}</description>"
+        f"<pubDate>{format_datetime(i.published_at, usegmt=True)}</pubDate></item>"
+        for i in items
+    )
+    return ("<?xml version='1.0' encoding='utf-8'?><rss version='2.0'><channel><title>bench</title>"
+            f"<link>https://bench.example/</link>{entries}</channel></rss>").encode()
+
+
+def serve(body: bytes) -> tuple[ThreadingHTTPServer, str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            self.send_response(200)
+            self.send_header("Content-Type", "application/rss+xml")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/feed.xml"
+
+
+def check_pass(url: str, with_extraction: bool) -> tuple[float, int, int]:
+    """Seconds of one ``check_source`` storing every item on a fresh seeded database, with signal
+    evaluation (and extraction) as the items-stored listeners; also the items and candidates stored."""
+    from sqlalchemy import func, select
+
+    with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as tmp:
+        os.environ["CHIPWATCH_DATA_DIR"] = tmp
+        os.environ["CHIPWATCH_ALLOW_PRIVATE_NETWORKS"] = "1"
+        os.environ.pop("CHIPWATCH_DATABASE_URL", None)
+        from chipwatch.config import get_settings
+
+        get_settings.cache_clear()
+        from chipwatch.candidates.models import Candidate
+        from chipwatch.candidates.service import propose_from_items
+        from chipwatch.db import dispose_engines, session_scope
+        from chipwatch.migrate import upgrade_to_head
+        from chipwatch.seeds import load_seeds
+        from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
+        from chipwatch.sources.check import check_source
+        from chipwatch.sources.fetch import make_client
+        from chipwatch.sources.hooks import on_items_stored
+        from chipwatch.sources.models import Item, Source
+
+        settings = get_settings()
+        upgrade_to_head(settings)
+        with session_scope(settings) as session:
+            load_seeds(session=session)
+            session.add(Source(id="bench", name="Bench", url=url, trust="press"))
+        register_fact_listener()
+        removers = [on_items_stored(evaluate_items)]
+        if with_extraction:
+            removers.append(on_items_stored(propose_from_items))
+
+        async def run() -> float:
+            async with make_client(settings) as client:
+                t0 = time.perf_counter()
+                outcome = await check_source("bench", settings=settings, client=client)
+                elapsed = time.perf_counter() - t0
+                assert outcome.status == "ok", outcome
+                return elapsed
+
+        try:
+            elapsed = asyncio.run(run())
+        finally:
+            for remove in removers:
+                remove()
+        with session_scope(settings) as session:
+            stored = session.scalar(select(func.count()).select_from(Item))
+            candidates = session.scalar(select(func.count()).select_from(Candidate))
+        dispose_engines()
+        return elapsed, stored or 0, candidates or 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=20_000, help="items per set for the rate comparison")
+    ap.add_argument("--check-items", type=int, default=1_000, help="items of the checked feed (0: skip)")
+    ap.add_argument("--rounds", type=int, default=3, help="timed rounds; best (rates), median (checks)")
+    args = ap.parse_args()
+
+    rng = random.Random(SEED)
+    vendors, chips = synthetic_entities(rng)
+    seed_signals, seed_entities = seed_definitions()
+    entities = seed_entities + vendors + chips
+    known = {e.id for e in entities}
+    raw = seed_signals + synthetic_definitions(vendors, chips, rng)
+    rules = compile_signals([validate_definition(d, known_entities=known) for d in raw], entities)
+    lexicon = lexicon_for(entities)
+    synthetic = synthetic_items(args.items, entities, rng)
+
+    compare("synthetic (every item states a fact)", synthetic, rules, lexicon, args.rounds)
+    compare("news (labelled items, a quarter without a fact)", news_items(args.items), rules, lexicon,
+            args.rounds)
+
+    if args.check_items:
+        body = rss(synthetic[: args.check_items])
+        server, url = serve(body)
+        without, with_ = [], []
+        try:
+            for _ in range(args.rounds):  # alternated, so both see the same machine state
+                seconds, stored, _none = check_pass(url, with_extraction=False)
+                without.append(seconds)
+                seconds, stored, candidates = check_pass(url, with_extraction=True)
+                with_.append(seconds)
+        finally:
+            server.shutdown()
+        base, extra = statistics.median(without), statistics.median(with_)
+        slowdown = extra / base - 1
+        print(f"check pass: one feed of {args.check_items:,} synthetic items ({len(body):,} bytes), "
+              f"{stored:,} items stored, {candidates:,} candidates; median of {args.rounds}")
+        print(f"  {'listeners: signals':<40}{base:>8.2f} s  {stored / base:>8,.0f} items/s")
+        print(f"  {'listeners: signals + candidates':<40}{extra:>8.2f} s  {stored / extra:>8,.0f} items/s")
+        verdict = "met" if slowdown <= GOAL_SLOWDOWN else "NOT met"
+        print(f"  extraction slows the check pass by {slowdown:.0%} (goal <= {GOAL_SLOWDOWN:.0%}: {verdict})")
+
+
+if __name__ == "__main__":
+    main()
