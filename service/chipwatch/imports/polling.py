@@ -28,7 +28,7 @@ from chipwatch.kit.time import utcnow
 from chipwatch.sources.events import emit_health_changed
 from chipwatch.sources.fetch import FetchResult, fetch_feed, make_client
 from chipwatch.sources.models import DATASET_SOURCE_KINDS, Source
-from chipwatch.sources.schedule import next_check_at
+from chipwatch.sources.schedule import Interval, next_check
 
 CLAIM_BATCH = 4  # datasets are few and large: a pass takes a handful
 # A lease long enough for a large file's fetch and import; a crashed worker's claim lapses after it.
@@ -148,16 +148,20 @@ def record_dataset_check(
         if digest != source.last_body_sha256:
             _import(session, source, fetched, digest, check)
     _health(source, fetched, check, now)
-    interval = source.check_interval_s or settings.default_check_interval_s
-    source.next_check_at = next_check_at(
+    if source.check_interval_s:
+        interval = Interval(source.check_interval_s, "fixed interval (check_interval_s)")
+    else:
+        interval = Interval(settings.default_check_interval_s, "a dataset source: the default interval")
+    source.next_check_at, reason = next_check(
         now,
-        interval_s=interval,
+        interval=interval,
         max_age_s=fetched.max_age_s,
         retry_after_s=fetched.retry_after_s,
         failures=source.consecutive_failures,
         rng=_rng,
         max_s=settings.max_check_interval_s,
     )
+    source.interval_reason = reason[:500]
     source.claimed_until = source.claimed_by = None
     session.add(source)
     if (source.consecutive_failures == 0) != was_healthy:

@@ -38,7 +38,7 @@ from chipwatch.sources.hooks import notify_items_stored, prepare_store
 from chipwatch.sources.mentions import entity_matcher, link_mentions
 from chipwatch.sources.models import FEED_KINDS, Item, Source
 from chipwatch.sources.parse import ParsedFeed, parse_feed
-from chipwatch.sources.schedule import RECENT_ITEMS, adaptive_interval_s, next_check_at
+from chipwatch.sources.schedule import RECENT_ITEMS, Interval, adaptive_interval, clamped, next_check
 from chipwatch.sources.store import store_items
 from chipwatch.sources.writers import ThreadWriter, Writer
 
@@ -50,7 +50,7 @@ logger = logging.getLogger(__name__)
 PERMANENT_REDIRECT_CHECKS = 3
 
 # Column widths of the sources table (PostgreSQL enforces them; SQLite does not).
-ETAG_MAX, LAST_MODIFIED_MAX, URL_MAX, ERROR_MAX = 512, 128, 2000, 2000
+ETAG_MAX, LAST_MODIFIED_MAX, URL_MAX, ERROR_MAX, REASON_MAX = 512, 128, 2000, 2000, 500
 
 _rng = random.Random()
 
@@ -419,18 +419,17 @@ def _schedule_next(
     *,
     items_changed: bool,
 ) -> None:
-    interval = check_interval_s(
-        session=session, source=source, settings=settings, items_changed=items_changed
-    )
-    source.next_check_at = next_check_at(
+    interval = check_interval(session=session, source=source, settings=settings, items_changed=items_changed)
+    source.next_check_at, reason = next_check(
         now,
-        interval_s=interval,
+        interval=interval,
         max_age_s=fetched.max_age_s,
         retry_after_s=fetched.retry_after_s,
         failures=source.consecutive_failures,
         rng=_rng,
         max_s=settings.max_check_interval_s,
     )
+    source.interval_reason = _fits(reason, REASON_MAX)
 
 
 def _follow_permanent_redirect(session: Session, source: Source, target: str | None) -> None:
@@ -469,39 +468,42 @@ def _follow_permanent_redirect(session: Session, source: Source, target: str | N
     source.redirect_target = None
 
 
-def check_interval_s(*, session: Session, source: Source, settings: Settings, items_changed: bool) -> int:
-    """Seconds between healthy checks of ``source``.
+def check_interval(*, session: Session, source: Source, settings: Settings, items_changed: bool) -> Interval:
+    """Seconds between healthy checks of ``source``, with the reason in words.
 
     A fixed ``check_interval_s`` wins. Otherwise the adaptive interval of
-    :func:`chipwatch.sources.schedule.adaptive_interval_s` over the source's newest items (publication
+    :func:`chipwatch.sources.schedule.adaptive_interval` over the source's newest items (publication
     time, or first-seen time for undated items), clamped to ``min_check_interval_s`` ..
-    ``max_check_interval_s``; a source without items gets ``default_check_interval_s``. It is
-    recomputed only when items were added (else the stored ``effective_interval_s`` stands) and is
-    saved in ``effective_interval_s``.
+    ``max_check_interval_s``; a source without items gets ``default_check_interval_s``. The adaptive
+    interval is recomputed only when items were added (else the stored ``effective_interval_s`` and
+    the reason it was given stand); the seconds are saved in ``effective_interval_s``.
     """
     if source.check_interval_s:
-        interval = max(1, int(source.check_interval_s))
+        interval = Interval(max(1, int(source.check_interval_s)), "fixed interval (check_interval_s)")
     elif source.items_count == 0:
-        interval = min(
-            max(settings.default_check_interval_s, settings.min_check_interval_s),
-            settings.max_check_interval_s,
+        interval = clamped(
+            settings.default_check_interval_s,
+            min_s=settings.min_check_interval_s,
+            max_s=settings.max_check_interval_s,
+            what="no items yet, so the default interval",
         )
-    elif items_changed or source.effective_interval_s is None:
+    elif items_changed or source.effective_interval_s is None or not source.interval_reason:
         recent = (
             select(Item.sort_at)
             .where(Item.source_id == source.id)
             .order_by(Item.sort_at.desc())
             .limit(RECENT_ITEMS)
         )
-        interval = adaptive_interval_s(
+        interval = adaptive_interval(
             list(session.scalars(recent)),
             default_s=settings.default_check_interval_s,
             min_s=settings.min_check_interval_s,
             max_s=settings.max_check_interval_s,
         )
     else:
-        interval = source.effective_interval_s
-    source.effective_interval_s = interval
+        # The interval's own reason is the first clause of the stored one (reasons never hold "; ").
+        interval = Interval(source.effective_interval_s, source.interval_reason.split("; ", 1)[0])
+    source.effective_interval_s = interval.seconds
     return interval
 
 
@@ -509,7 +511,7 @@ __all__ = [
     "PERMANENT_REDIRECT_CHECKS",
     "CheckOutcome",
     "SourceSnapshot",
-    "check_interval_s",
+    "check_interval",
     "check_now",
     "check_source",
     "is_feed",

@@ -67,6 +67,11 @@ class Source(SourceBase, table=True):
     etag: str | None = Field(default=None, max_length=512)
     last_modified: str | None = Field(default=None, max_length=128)
     effective_interval_s: int | None = None
+    interval_reason: str | None = Field(
+        default=None,
+        max_length=500,
+        description="why the source is checked every effective_interval_s, and next at next_check_at",
+    )
     permanent_redirects: int = Field(default=0, description="consecutive checks that saw 301/308 only")
     redirect_target: str | None = Field(default=None, max_length=2000)
     claimed_until: datetime | None = _ts(default=None)
