@@ -1,0 +1,219 @@
+"""The pure parts of candidates: extraction over a small lexicon (spans in the original text, numbers
+through the quantity reader, English and Chinese), fact identity, sources' independence, verification."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from chipwatch.candidates import keys
+from chipwatch.candidates.extract import extract
+from chipwatch.candidates.lexicon import LexEntry, Lexicon
+from chipwatch.candidates.read_money import round_type
+
+LEXICON = Lexicon.build(
+    [
+        LexEntry("openai", "vendor", ("OpenAI",)),
+        LexEntry("nvidia", "vendor", ("NVIDIA", "英伟达")),
+        LexEntry("groq", "vendor", ("Groq",)),
+        LexEntry("xiwang", "vendor", ("Xiwang", "曦望")),
+        LexEntry("apple", "vendor", ("Apple", "苹果")),
+        LexEntry("jalapeno", "chip", ("Jalapeño", "Jalapeno", "墨西哥辣椒"), "openai"),
+        LexEntry("gb300", "chip", ("GB300", "Blackwell Ultra"), "nvidia"),
+        LexEntry("xiwang-s3", "chip", ("Xiwang S3", "曦望S3"), "xiwang"),
+        LexEntry("apple-m6", "chip", ("Apple M6",), "apple"),
+        LexEntry("gpt-oss-120b", "model", ("GPT-OSS 120B",)),
+    ]
+)
+
+
+def facts(title: str, summary: str = "") -> list[tuple[str, dict]]:
+    return [(p.kind, p.fact) for p in extract(title, summary, LEXICON)]
+
+
+def test_spans_index_the_original_text_even_after_normalisation():
+    title = "Ｊａｌａｐｅｎ\u0303o delivers 3.2x GB300 throughput per MW, OpenAI says"
+    (claim,) = extract(title, "", LEXICON)
+    assert claim.span.part == "title"
+    assert (
+        title[claim.span.start : claim.span.end] == claim.span.text == "Ｊａｌａｐｅｎ\u0303o delivers 3.2x"
+    )
+    assert claim.fact["chip_id"] == "jalapeno" and claim.fact["baseline_id"] == "gb300"
+    assert claim.fact["reported_by_id"] == "openai" and claim.fact["metric"] == "throughput_per_power"
+    summary = "据报道，希望科技完成20亿元融资，投后估值200亿。"
+    (round_,) = extract("芯片快讯", summary, LEXICON)
+    assert round_.span.part == "summary" and summary[round_.span.start : round_.span.end] == round_.span.text
+    assert round_.span.text.startswith("希望科技完成")
+
+
+def test_funding_in_english_and_chinese():
+    assert facts("Etched raises $500M at a $5B valuation") == [
+        (
+            "funding",
+            {
+                "vendor_id": None,
+                "vendor_name": "Etched",
+                "amount": 5e8,
+                "currency": "USD",
+                "round_type": None,
+                "post_money_valuation": 5e9,
+            },
+        )
+    ]
+    ((kind, fact),) = facts("希望科技完成20亿元融资，投后估值200亿")
+    assert (kind, fact["vendor_name"], fact["amount"], fact["currency"]) == (
+        "funding",
+        "希望科技",
+        2e9,
+        "CNY",
+    )
+    assert fact["post_money_valuation"] == 2e10  # "200亿" takes the round's currency
+    ((_, fact),) = facts(
+        "Positron AI raises $51.6 million to take on Nvidia in inference",
+        "The Series A round brings the start-up's total funding to more than $75 million.",
+    )
+    assert (fact["round_type"], fact["post_money_valuation"]) == ("series_a", None)  # a total is no valuation
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "OpenAI in talks to raise funding at $500 billion valuation",
+        "TSMC raises 2026 capex to $56 billion on AI chip demand",
+        "AMD Reports Third Quarter 2025 Financial Results: revenue of $9.2 billion",
+        "据报道，OpenAI正洽谈以5000亿美元估值融资",
+        "AI芯片初创公司墨芯人工智能完成数亿元B轮融资",
+        "寒武纪完成对一家存储芯片企业的收购",
+        "Huawei details Ascend 950, 960 and 970 roadmap through 2028",
+    ],
+)
+def test_talks_plans_and_other_sums_are_no_facts(title):
+    assert facts(title) == []
+
+
+def test_round_words():
+    assert [
+        round_type(t)
+        for t in (
+            "Series C1 funding",
+            "B+轮融资",
+            "Pre-IPO轮",
+            "战略投资",
+            "seed round",
+            "科创板IPO募资",
+            "a new round",
+        )
+    ] == ["series_c", "series_b_plus", "pre_ipo", "strategic", "seed", "ipo", None]
+
+
+def test_acquisitions_and_a_divestiture():
+    assert facts("英伟达以200亿美元收购Groq") == [
+        (
+            "acquisition",
+            {
+                "acquirer_id": "nvidia",
+                "acquirer_name": "英伟达",
+                "vendor_id": "groq",
+                "vendor_name": "Groq",
+                "amount": 2e10,
+                "currency": "USD",
+            },
+        )
+    ]
+    ((_, fact),) = facts(
+        "AMD Completes Divestiture of ZT Systems Data Center Manufacturing Business to Sanmina"
+    )
+    assert (fact["acquirer_name"], fact["vendor_name"]) == ("Sanmina", "ZT Systems")
+    assert facts("Nvidia will buy Intel common stock at $23.28 a share") == []
+
+
+def test_deployments_planned_and_operational():
+    ((_, planned),) = facts("OpenAI计划年底前部署100兆瓦墨西哥辣椒芯片")
+    assert (planned["operator_id"], planned["chip_id"], planned["power_mw"], planned["status"]) == (
+        "openai",
+        "jalapeno",
+        100,
+        "planned",
+    )
+    ((_, running),) = facts(
+        "OpenAI's Jalapeño chips go live in first Texas cluster", "The initial deployment is about 20 MW."
+    )
+    assert (running["operator_id"], running["status"], running["power_mw"], running["place"]) == (
+        "openai",
+        "operational",
+        20,
+        "Texas",
+    )
+    ((_, counted),) = facts("Humain to deploy 18,000 Nvidia GB300 chips in Saudi Arabia")
+    assert (counted["units"], counted["chip_id"], counted["place"]) == (18000, "gb300", "Saudi Arabia")
+
+
+def test_benchmark_ranges_baselines_and_restated_baselines():
+    ((_, ranged),) = facts("Jalapeño shows 1.5x to 1.9x better peak throughput per watt than GB300")
+    assert (ranged["value"], ranged["value_min"], ranged["value_max"]) == (None, 1.5, 1.9)
+    ((_, speed),) = facts(
+        "OpenAI's Jalapeño hits 1,459 tok/s per user on GPT-OSS-120B",
+        "The figure compares with 535 tok/s for the fastest GPU system.",
+    )
+    assert (speed["value"], speed["unit"], speed["metric"]) == (1459, "tok/s/user", "speed")
+    ((_, latency),) = facts("墨西哥辣椒的TPOT从21毫秒降至14毫秒")
+    assert (latency["value"], latency["unit"], latency["metric"]) == (14, "ms", "latency")
+    assert facts("Fractile says its chips will run large models 100 times faster than GPUs") == []
+
+
+def test_launches_name_new_chips_and_known_ones():
+    ((_, new),) = facts("Groq ships GroqRack 2 to first customers")
+    assert (new["vendor_id"], new["chip_name"], new["chip_id"], new["new"]) == (
+        "groq",
+        "GroqRack 2",
+        None,
+        True,
+    )
+    ((_, known),) = facts("曦望发布S3推理芯片，不用HBM而采用LPDDR")
+    assert (known["chip_id"], known["new"]) == ("xiwang-s3", False)  # "Xiwang" + "S3" names the chip
+    assert facts("OpenAI unveils GPT-OSS 120B, an open-weight model") == []
+
+
+def test_one_fact_one_key():
+    a = extract("Etched raises $500M at a $5B valuation", "", LEXICON)[0]
+    b = extract("Etched closes $500 million round, valued at $5 billion", "", LEXICON)[0]
+    assert keys.fact_key("funding", a.fact) == keys.fact_key("funding", b.fact)
+    other = extract("Etched raises $600M", "", LEXICON)[0]
+    assert keys.fact_key("funding", other.fact) != keys.fact_key("funding", a.fact)
+
+
+def test_independence_verification_and_confidence():
+    subjects = keys.subjects(
+        "benchmark", {"chip_id": "jalapeno", "reported_by_id": None}, {"jalapeno": "openai"}
+    )
+    assert subjects == {"openai"}
+    assert not keys.is_independent("vendor", None, subjects)
+    assert not keys.is_independent("press", "openai", subjects)
+    assert keys.is_independent("press", "nvidia", subjects) and keys.is_independent("analyst", None, subjects)
+    assert [keys.allowed_verification(n) for n in (0, 1, 2, 5)] == [
+        "vendor_reported",
+        "vendor_reported",
+        "witnessed",
+        "witnessed",
+    ]
+    assert keys.at_most("vendor_reported", "witnessed") and not keys.at_most("independent", "witnessed")
+    assert [keys.confidence(0.8, n) for n in (0, 1, 2, 3, 9)] == [0.8, 0.8, 0.9, 0.99, 0.99]
+
+
+def test_corroboration_rules():
+    kb_round = SimpleNamespace(
+        round_type="series", vendor_id="xiwang", currency="CNY", amount=2e9, post_money_valuation=2e10
+    )
+    assert keys.corroborates(
+        "funding", {"vendor_id": "xiwang", "amount": 2.01e9, "currency": "CNY"}, kb_round
+    )
+    assert not keys.corroborates(
+        "funding", {"vendor_id": "xiwang", "amount": 2e9, "currency": "USD"}, kb_round
+    )
+    assert keys.corroborates(
+        "funding", {"vendor_id": "xiwang", "amount": None, "post_money_valuation": 2e10}, kb_round
+    )
+    result = SimpleNamespace(chip_ids=["jalapeno"], unit="x", value=104.3, value_max=None)
+    assert keys.corroborates("benchmark", {"chip_id": "jalapeno", "value": 104.3, "unit": "x"}, result)
+    assert not keys.corroborates("benchmark", {"chip_id": "jalapeno", "value": 53.7, "unit": "x"}, result)
