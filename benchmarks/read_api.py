@@ -1,5 +1,6 @@
-"""Read-path throughput: chipwatch's GET /v1/signals and GET /v1/race against a bare Starlette app
-serving the same bytes, measured in the same run with wrk on loopback (32 connections by default).
+"""Read-path throughput: chipwatch's GET /v1/signals and GET /v1/race, and the pages GET / (the race) and
+GET /chips/jalapeno, against a bare Starlette app serving the same bytes (with the same media type),
+measured in the same run with wrk on loopback (32 connections by default).
 
 Prints requests/s and p99 latency for both and the ratio chipwatch / bare.  Goal: ratio >= 0.6 and
 p99 <= 15 ms at 32 connections on 2 cores.  Needs wrk (Debian package ``wrk``).
@@ -26,12 +27,13 @@ import sys
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
-bodies = {p: open(f, "rb").read() for p, f in zip(sys.argv[2::2], sys.argv[3::2])}
-def make(body):
+bodies = {p: (open(f, "rb").read(), "text/html; charset=utf-8" if f.endswith(".html") else "application/json")
+          for p, f in zip(sys.argv[2::2], sys.argv[3::2])}
+def make(body, media_type):
     async def endpoint(request):
-        return Response(body, media_type="application/json")
+        return Response(body, media_type=media_type)
     return endpoint
-app = Starlette(routes=[Route(p, make(b)) for p, b in bodies.items()])
+app = Starlette(routes=[Route(p, make(b, m)) for p, (b, m) in bodies.items()])
 import uvicorn
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
 """
@@ -58,7 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
-    paths = ["/v1/signals", "/v1/race"]
+    paths = ["/v1/signals", "/v1/race", "/", "/chips/jalapeno"]
     with tempdir() as tmp:
         env = seeded_env(tmp)
         port = free_port()
@@ -78,8 +80,11 @@ def main() -> None:
         with server(cmd, env, port):
             files = []
             for p in paths:
-                body = httpx.get(f"http://127.0.0.1:{port}{p}").content
-                f = tmp / (p.strip("/").replace("/", "_") + ".json")
+                answer = httpx.get(f"http://127.0.0.1:{port}{p}")
+                answer.raise_for_status()
+                body = answer.content
+                suffix = ".html" if answer.headers["content-type"].startswith("text/html") else ".json"
+                f = tmp / ((p.strip("/").replace("/", "_") or "race_page") + suffix)
                 f.write_bytes(body)
                 files += [p, str(f)]
             for p in paths:
@@ -94,11 +99,11 @@ def main() -> None:
                 results[("bare", p)] = wrk(
                     f"http://127.0.0.1:{bare_port}{p}", args.connections, args.duration
                 )
-    print(f"{'path':<14}{'chipwatch req/s':>17}{'p99 ms':>9}{'bare req/s':>12}{'p99 ms':>9}{'ratio':>8}")
+    print(f"{'path':<18}{'chipwatch req/s':>17}{'p99 ms':>9}{'bare req/s':>12}{'p99 ms':>9}{'ratio':>8}")
     for p in paths:
         c_rps, c_p99 = results[("chipwatch", p)]
         b_rps, b_p99 = results[("bare", p)]
-        print(f"{p:<14}{c_rps:>17.0f}{c_p99:>9.2f}{b_rps:>12.0f}{b_p99:>9.2f}{c_rps / b_rps:>8.2f}")
+        print(f"{p:<18}{c_rps:>17.0f}{c_p99:>9.2f}{b_rps:>12.0f}{b_p99:>9.2f}{c_rps / b_rps:>8.2f}")
     print(f"goal: ratio >= 0.60 and chipwatch p99 <= 15 ms at {args.connections} connections")
 
 

@@ -227,7 +227,7 @@ def test_tables_sort_when_a_header_is_clicked(chromium, live):
     assert tab.evaluate("document.querySelector('#sources th').getAttribute('aria-sort')") == "descending"
     names = tab.evaluate(
         "Array.from(document.querySelectorAll('#sources tbody tr td:first-child'))"
-        ".map(td => td.innerText.trim().toLowerCase())"
+        ".map(td => td.getAttribute('data-sort'))"
     )
     assert names == sorted(names, reverse=True)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,17 @@ def list_rows(
             stmt = stmt.where(col == value)
     rows, next_cursor = keyset_page(session, stmt, keys=(table.id,), cursor=cursor, limit=limit)
     return {"items": rows, "next_cursor": next_cursor}
+
+
+def names_of(*, session: Session, kind: str, ids: Iterable[str]) -> dict[str, str]:
+    """Display names of the ``kind`` entities (vendors, chips, models, benchmarks) among ``ids``, in one
+    query; ids that name no such entity are absent. Retracted entities keep their names."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    table = KB_TABLES[kind]
+    rows = session.execute(select(table.id, table.name).where(table.id.in_(wanted)))
+    return {id_: name for id_, name in rows}
 
 
 def get_row(*, session: Session, kind: str, id_: str) -> SQLModel:

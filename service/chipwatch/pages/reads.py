@@ -8,7 +8,6 @@ keyset pagination, up to :data:`ROW_CAP` rows, so a page never holds an unbounde
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import date
 from typing import Any
 
 from sqlmodel import Session
@@ -76,45 +75,64 @@ def all_sources(*, session: Session) -> list[dict[str, Any]]:
     return [row.model_dump() for row in _collect(fetch)]
 
 
-def entity_names(*, session: Session, ids: Iterable[str]) -> dict[str, str]:
-    """Display names of the named entities (chips, vendors, models, benchmarks) among ``ids``."""
+def entity_names(
+    *, session: Session, ids: Iterable[str | None], kinds: Iterable[str] = ENTITY_KINDS
+) -> dict[str, str]:
+    """Display names of the named entities among ``ids``, looked up in ``kinds`` in that order (one query
+    per kind; narrow ``kinds`` when the kind is known)."""
+    missing = {i for i in ids if i}
     names: dict[str, str] = {}
-    for id_ in sorted(set(ids)):
-        for kind in ENTITY_KINDS:
-            if knowledge.entity_exists(session=session, kind=kind, id_=id_):
-                names[id_] = knowledge.get_row(session=session, kind=kind, id_=id_).name
-                break
+    for kind in kinds:
+        if not missing:
+            break
+        found = knowledge.names_of(session=session, kind=kind, ids=missing)
+        names |= found
+        missing -= set(found)
+    return names
+
+
+_NAME_FIELDS = {
+    "chips": ("chip_id", "platform", "chip_ids", "baseline_ids"),
+    "models": ("model_ids",),
+    "vendors": ("vendor_id", "reported_by", "witnessed_by", "reproduced_by", "operator_id", "acquirer_id"),
+    "benchmarks": ("benchmark_id",),
+}
+
+
+def _names_by_field(session: Session, rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Names of every entity the rows' reference fields name, each looked up in its own kind."""
+    rows = list(rows)
+    names: dict[str, str] = {}
+    for kind, fields in _NAME_FIELDS.items():
+        ids: set[str] = set()
+        for row in rows:
+            for field in fields:
+                value = row.get(field)
+                ids.update(value if isinstance(value, list) else [value] if value else [])
+        names |= entity_names(session=session, ids=ids, kinds=(kind,))
     return names
 
 
 def race_page(*, session: Session) -> dict[str, Any]:
-    """The board (``race.build_race``), each signal's evidence, the latest deployments and every source."""
+    """The board (``race.build_race``), each signal's latest evidence, the latest deployments and every
+    source, with the names of the chips, models and vendors they name."""
     board = race.build_race(session=session)
-    details = {
-        s["id"]: signals.get_signal(session=session, signal_id=s["id"]).model_dump() for s in board["signals"]
-    }
-    deployments = _kb_rows(session, "deployments")
-    deployments.sort(
-        key=lambda d: d.get("as_of") or d.get("published_on") or d.get("target_on") or date.min, reverse=True
-    )
-    latest = deployments[:LATEST_DEPLOYMENTS]
-    ids = {r for res in board["headline_results"] for r in (*res["chips"], *res["baselines"], *res["models"])}
-    ids |= {f["vendor"] for f in board["latest_funding"]} | {
-        f["acquirer"] for f in board["latest_funding"] if f["acquirer"]
-    }
-    ids |= {d["chip_id"] for d in latest if d["chip_id"]} | {
-        d["operator_id"] for d in latest if d["operator_id"]
-    }
-    ids |= {r["reported_by"] for r in board["headline_results"] if r["reported_by"]}
-    ids |= {r[k] for r in board["headline_results"] for k in ("witnessed_by", "reproduced_by") if r[k]}
-    all_src = all_sources(session=session)
+    latest = race.latest_deployments(session=session, limit=LATEST_DEPLOYMENTS)
+    results, funding = board["headline_results"], board["latest_funding"]
+    chips = {c for r in results for c in (*r["chips"], *r["baselines"])} | {d["chip_id"] for d in latest}
+    models = {m for r in results for m in r["models"]}
+    vendors = {f["vendor"] for f in funding} | {f["acquirer"] for f in funding}
+    vendors |= {r[k] for r in results for k in ("reported_by", "witnessed_by", "reproduced_by")}
+    vendors |= {d[k] for d in latest for k in ("operator_id", "reported_by", "witnessed_by", "reproduced_by")}
+    names = entity_names(session=session, ids=chips, kinds=("chips",))
+    names |= entity_names(session=session, ids=models, kinds=("models",))
+    names |= entity_names(session=session, ids=vendors, kinds=("vendors",))
     return {
         "race": board,
-        "details": details,
+        "evidence": signals.latest_evidence(session=session),
         "deployments": latest,
-        "deployment_count": len(deployments),
-        "sources": all_src,
-        "names": entity_names(session=session, ids=ids),
+        "sources": all_sources(session=session),
+        "names": names,
     }
 
 
@@ -163,23 +181,7 @@ def chip_page(*, session: Session, chip_id: str) -> dict[str, Any]:
         vendor = knowledge.get_row(session=session, kind="vendors", id_=chip["vendor_id"]).model_dump()
         funding = _kb_rows(session, "funding-rounds", vendor=chip["vendor_id"])
     rows = [chip, *results, *as_baseline, *deployments, *(funding or []), *([vendor] if vendor else [])]
-    ids: set[str] = {chip_id}
-    for r in rows:
-        for key in (
-            "vendor_id",
-            "reported_by",
-            "witnessed_by",
-            "reproduced_by",
-            "operator_id",
-            "chip_id",
-            "platform",
-            "acquirer_id",
-            "benchmark_id",
-        ):
-            if r.get(key):
-                ids.add(r[key])
-        for key in ("chip_ids", "baseline_ids", "model_ids"):
-            ids.update(r.get(key) or [])
+    names = _names_by_field(session, rows)
     return {
         "chip": chip,
         "vendor": vendor,
@@ -188,7 +190,7 @@ def chip_page(*, session: Session, chip_id: str) -> dict[str, Any]:
         "deployments": deployments,
         "funding": funding or [],
         "sources": _sources_by_id(session, (r.get("source_id") for r in rows)),
-        "names": entity_names(session=session, ids=ids),
+        "names": names,
     }
 
 
@@ -199,7 +201,9 @@ def leaderboard_boards(*, session: Session) -> list[tuple[str, str, str | None, 
     ``x``) are left out."""
     boards: set[tuple[str, str, str | None, str]] = set()
     for benchmark in LEADERBOARD_BENCHMARKS:
-        if not knowledge.entity_exists(session=session, kind="benchmarks", id_=benchmark):
+        try:
+            knowledge.get_row(session=session, kind="benchmarks", id_=benchmark)
+        except knowledge.RowNotFound:
             continue
         for r in _kb_rows(session, "results", benchmark=benchmark):
             if r["unit"] == "x" or len(r["chip_ids"]) != 1:
@@ -232,17 +236,12 @@ def leaderboard_page(
         )
         for b, m, s, metric in chosen
     ]
-    ids = {b for b, _m, _s, _metric in found} | {m for _b, m, _s, _metric in found}
-    ids |= {e["chip"] for board in boards for e in board["entries"]}
-    ids |= {
-        e["result"]["reported_by"] for board in boards for e in board["entries"] if e["result"]["reported_by"]
-    }
-    ids |= {
-        e["result"]["witnessed_by"]
-        for board in boards
-        for e in board["entries"]
-        if e["result"]["witnessed_by"]
-    }
+    entries = [e for board in boards for e in board["entries"]]
+    names = entity_names(session=session, ids={b for b, *_ in found}, kinds=("benchmarks",))
+    names |= entity_names(session=session, ids={m for _b, m, *_ in found}, kinds=("models",))
+    names |= entity_names(session=session, ids={e["chip"] for e in entries}, kinds=("chips",))
+    vendors = {e["result"][k] for e in entries for k in ("reported_by", "witnessed_by")}
+    names |= entity_names(session=session, ids=vendors, kinds=("vendors",))
     source_ids = (e["result"]["source_id"] for board in boards for e in board["entries"])
     return {
         "boards": boards,
@@ -251,7 +250,7 @@ def leaderboard_page(
             "model": sorted({m for _b, m, _s, _metric in found}),
             "scenario": sorted({s for _b, _m, s, _metric in found if s}),
         },
-        "names": entity_names(session=session, ids=ids),
+        "names": names,
         "sources": _sources_by_id(session, source_ids),
     }
 

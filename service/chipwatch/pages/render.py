@@ -18,9 +18,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.concurrency import run_in_threadpool
 
 from chipwatch import __version__
-from chipwatch.kit.httpcache import cache_key, etag_response, read_cache
+from chipwatch.config import get_settings
+from chipwatch.kit.auth import bearer_token, may_read
+from chipwatch.kit.httpcache import CACHE_CONTROL, cache_key, etag_matches, etag_response, read_cache
 from chipwatch.pages import charts, views
-from chipwatch.pages.session import Viewer
+from chipwatch.pages.session import COOKIE_NAME, Viewer
 
 HTML = "text/html; charset=utf-8"
 PAGE_KEY_PREFIX = "page:"
@@ -33,6 +35,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+
+_RAW_SECURITY_HEADERS = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
 environment = Environment(
     loader=PackageLoader("chipwatch.pages", "templates"),
@@ -70,6 +74,48 @@ def html_response(
         response = Response(body, status_code=status_code, media_type=HTML)
     response.headers.update(SECURITY_HEADERS)
     return response
+
+
+class PageCacheMiddleware:
+    """Serves pages current in the read cache straight from the ASGI layer, as
+    :class:`~chipwatch.kit.httpcache.HotReadMiddleware` does for the hot JSON reads.
+
+    Only a ``GET`` without a session cookie, while reads are open (or the request carries the read or
+    admin token), is answered here; anything else (a miss, a stale page, an admin's or reader's session,
+    a closed read API) goes to the page's route, which checks, builds and fills the cache under the same
+    key.
+    """
+
+    def __init__(self, app, skip_prefixes: tuple[str, ...] = ("/v1/", "/static/")) -> None:
+        self.app, self.skip_prefixes = app, skip_prefixes
+
+    async def __call__(self, scope, receive, send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "GET"
+            and not scope["path"].startswith(self.skip_prefixes)
+        ):
+            key = PAGE_KEY_PREFIX + cache_key(scope["path"], scope["query_string"].decode("latin-1"))
+            hit = read_cache.fresh(key)
+            if hit is not None:
+                headers = dict(scope["headers"])
+                cookies = headers.get(b"cookie", b"").decode("latin-1")
+                authorization = headers.get(b"authorization", b"").decode("latin-1")
+                if f"{COOKIE_NAME}=" not in cookies and may_read(get_settings(), bearer_token(authorization)):
+                    await self._answer(send, headers.get(b"if-none-match"), *hit)
+                    return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _answer(send, if_none_match: bytes | None, body: bytes, etag: str) -> None:
+        out = [(b"etag", etag.encode()), (b"cache-control", CACHE_CONTROL.encode()), *_RAW_SECURITY_HEADERS]
+        if etag_matches(if_none_match.decode("latin-1") if if_none_match is not None else None, etag):
+            await send({"type": "http.response.start", "status": 304, "headers": out})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        out += [(b"content-type", HTML.encode()), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": out})
+        await send({"type": "http.response.body", "body": body})
 
 
 async def page(request: Request, viewer: Viewer, build: Callable[[Viewer], bytes]) -> Response:

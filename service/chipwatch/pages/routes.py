@@ -24,7 +24,7 @@ from chipwatch.db import session_scope
 from chipwatch.kit.errors import ApiError
 from chipwatch.kit.sessions import WriteSession
 from chipwatch.pages import assets, reads, views, wording
-from chipwatch.pages.render import html_response, page, render
+from chipwatch.pages.render import PageCacheMiddleware, html_response, page, render
 from chipwatch.pages.session import (
     ANONYMOUS,
     Viewer,
@@ -119,9 +119,7 @@ async def race_page(request: Request, viewer: Viewer = ViewerDep) -> Response:
         sources = {s["id"]: s for s in data["sources"]}
         names = data["names"]
         race = data["race"]
-        board = [
-            {**s, "last_evidence": views.last_evidence(data["details"][s["id"]])} for s in race["signals"]
-        ]
+        board = [{**s, "last_evidence": data["evidence"].get(s["id"])} for s in race["signals"]]
         headline = [views.result_row(r, sources, names, with_chip=True) for r in race["headline_results"]]
         return render(
             "race.html",
@@ -134,7 +132,6 @@ async def race_page(request: Request, viewer: Viewer = ViewerDep) -> Response:
             ),
             funding=[views.funding_row(f, sources, names) for f in race["latest_funding"]],
             deployments=[views.deployment_row(d, sources, names) for d in data["deployments"]],
-            deployment_count=data["deployment_count"],
             health=views.source_health(data["sources"]),
         )
 
@@ -375,6 +372,7 @@ def install(app: FastAPI) -> None:
     """Add the pages, their static assets and their error pages to ``app``."""
     assets.mount_static(app)
     app.include_router(router)
+    app.add_middleware(PageCacheMiddleware)
 
     @app.exception_handler(PageError)
     async def _page_error(request: Request, exc: PageError) -> Response:

@@ -425,12 +425,6 @@ def source_health(all_sources: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- race
-def last_evidence(detail: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A signal's most recently recorded evidence, or None."""
-    evidence = detail.get("evidence") or []
-    return max(evidence, key=lambda e: (e.get("recorded_at") or "", e.get("id") or 0)) if evidence else None
-
-
 def deployment_row(
     d: Mapping[str, Any], sources: Mapping[str, Mapping[str, Any]], names: Mapping[str, str]
 ) -> dict[str, Any]:

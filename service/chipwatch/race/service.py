@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import Chip, FundingRound, Result
+from chipwatch.knowledge.models import Chip, Deployment, FundingRound, Result
 from chipwatch.signals import service as signals_service
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source
@@ -122,6 +122,19 @@ def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
         "headline_results": [result_view(r, sources) for r in headline],
         "latest_funding": [_funding_view(f, sources) for f in funding],
     }
+
+
+def latest_deployments(*, session: Session, limit: int = 8) -> list[dict[str, Any]]:
+    """The ``limit`` deployments in force (not retired, not retracted) most recently reported: by
+    ``as_of``, else ``published_on``, newest first; as JSON-ready dicts of every column."""
+    when = func.coalesce(Deployment.as_of, Deployment.published_on)
+    stmt = (
+        select(Deployment)
+        .where(Deployment.retired_at.is_(None), Deployment.retracted_at.is_(None))
+        .order_by(when.desc().nulls_last(), Deployment.id)
+        .limit(limit)
+    )
+    return [row.model_dump(mode="json") for row in session.scalars(stmt)]
 
 
 def _slot(r: Result) -> str | None:

@@ -40,6 +40,7 @@ __all__ = [
     "get_signal",
     "history_view",
     "known_source_ids",
+    "latest_evidence",
     "list_signals",
     "recent_transitions",
     "reject_signal",
@@ -161,6 +162,14 @@ def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
         watched_sources=sorted(s.id for s in feed_sources_for(signal, feeds)),
         evidence=[evidence_view(e) for e in evidence],
     )
+
+
+def latest_evidence(*, session: Session) -> dict[str, dict[str, Any]]:
+    """Each signal's most recently recorded evidence (its highest evidence id) as ``EvidencePublic``
+    dicts by signal id, in one query; a signal without evidence is absent (the board's "last evidence")."""
+    newest = select(func.max(Evidence.id)).group_by(Evidence.signal_id)
+    rows = session.scalars(select(Evidence).where(Evidence.id.in_(newest)))
+    return {e.signal_id: evidence_view(e) for e in rows}
 
 
 def _existing(session: Session, signal_id: str) -> Signal:
