@@ -325,3 +325,35 @@ def test_csrf_token_belongs_to_the_session(client):
     refused = client.post(f"/signals/{SIGNAL}/resolve", data={"outcome": "yes", "csrf_token": first})
     assert refused.status_code == 403
     assert csrf_of(client.get(f"/signals/{SIGNAL}").text) == second
+
+
+def test_the_board_shows_each_signals_latest_evidence_and_the_latest_deployments(client):
+    created = client.post(
+        "/v1/signals",
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        json={
+            "id": "jalapeno-witnessed",
+            "question": "Is a Jalapeño result witnessed?",
+            "opened_on": "2026-08-25",
+            "review": "manual",
+            "subjects": ["jalapeno"],
+            "yes_when": [{"result": {"chip": "jalapeno", "verification": "witnessed"}}],
+        },
+    )
+    assert created.status_code == 201
+    evidence = created.json()["evidence"]
+    assert len(evidence) > 1
+    newest = max(evidence, key=lambda e: e["id"])
+    html = client.get("/").text
+    row = html[html.index('<tr id="signal-jalapeno-witnessed">') :]
+    row = row[: row.index("</tr>")]
+    assert (newest["title"] or newest["ref_id"]) in row
+    assert all((e["title"] or e["ref_id"]) not in row for e in evidence if e["id"] != newest["id"])
+    # deployments: the most recently reported first (as_of, else published_on)
+    deployments = client.get("/v1/deployments", params={"limit": 500}).json()["items"]
+    deployments.sort(key=lambda d: d["id"])
+    deployments.sort(key=lambda d: d["as_of"] or d["published_on"] or "", reverse=True)  # ties: by id
+    section = html[html.index('id="deployments"') : html.index('id="health"')]
+    first = section[section.index("<tbody>") :]
+    first = first[: first.index("</tr>")]
+    assert deployments[0]["notes"] in first
