@@ -285,3 +285,35 @@ def test_accepting_each_kind_writes_its_fact(client, feeds, admin_headers):
         links = session.scalars(select(CandidateItem)).all()
         assert {link.source_id for link in links} == {"mixed"}
         assert session.scalar(select(Candidate).where(Candidate.status != "accepted")) is None
+
+
+def test_a_second_source_after_acceptance_raises_the_fact(client, feeds, admin_headers):
+    feeds(
+        "first-press",
+        "press",
+        [story("f1", "Lightmatter raises $400M Series D, valuing photonic chip start-up at $4.4B")],
+    )
+    cand = only(client, kind="funding")
+    accepted = client.post(f"/v1/candidates/{cand['id']}/accept", headers=admin_headers).json()
+    fact_id = accepted["fact_ref"]["id"]
+    assert client.get(f"/v1/funding-rounds/{fact_id}").json()["verification"] == "vendor_reported"
+
+    feeds(
+        "second-press",
+        "analyst",
+        [story("s1", "Lightmatter raises $400 million in Series D at $4.4 billion valuation")],
+    )
+    again = client.get(f"/v1/candidates/{cand['id']}").json()
+    assert (again["status"], again["verification"], len(again["items"])) == ("accepted", "witnessed", 2)
+    round_ = client.get(f"/v1/funding-rounds/{fact_id}").json()
+    assert round_["verification"] == "witnessed"
+    assert [p["source_id"] for p in round_["attributes"]["provenance_items"]] == [
+        "first-press",
+        "second-press",
+    ]
+    history = client.get(f"/v1/funding-rounds/{fact_id}/history").json()["items"]
+    assert [(h["action"], h["field"], h["actor"]) for h in history] == [
+        ("created", None, "admin"),
+        ("updated", "attributes.provenance_items", "news"),
+        ("updated", "verification", "news"),
+    ]

@@ -283,10 +283,11 @@ class _Context:
         )
         return self._write("results", row)
 
-    def corroborate(self, fact_id: str) -> str:
-        """Add the items to the provenance of the fact the candidate matches, and raise its verification
-        when the sources allow more; returns its id."""
-        kb_kind = self.candidate.corroborates_kind or ""
+    def corroborate(self, fact_id: str, kb_kind: str | None = None) -> str:
+        """Add the items to the provenance of the fact the candidate matches (or, with ``kb_kind``, of that
+        kind's fact ``fact_id``), and raise its verification when the sources allow more; returns its id.
+        A vendor or a chip has no verification to raise: its provenance is what changes."""
+        kb_kind = kb_kind or self.candidate.corroborates_kind or ""
         row = self.session.get(KB_TABLES[kb_kind], fact_id)
         if row is None:
             raise InvalidEdit("corroborates", f"the {kb_kind} fact {fact_id!r} no longer exists")
@@ -300,7 +301,9 @@ class _Context:
             attributes["candidate_ids"] = sorted({*attributes.get("candidate_ids", []), self.candidate.id})
             changes["attributes.provenance_items"] = (before, after)
             row.attributes = attributes
-        if keys.VERIFICATION_ORDER.index(self.verification) > keys.VERIFICATION_ORDER.index(row.verification):
+        if keys.VERIFICATION_ORDER.index(self.verification) > keys.VERIFICATION_ORDER.index(
+            row.verification
+        ) and kb_kind not in ("vendors", "chips"):
             changes.update(
                 field_changes({"verification": row.verification}, {"verification": self.verification})
             )
@@ -330,4 +333,16 @@ class _Context:
         return chip_id
 
 
-__all__ = ["FACT_FIELDS", "InvalidEdit", "accept_candidate"]
+def refresh_accepted(*, session: Session, candidates: list[Candidate], now: datetime) -> None:
+    """Accepted candidates that gained items since: the fact accepting each wrote gains them as
+    provenance and the verification the sources now allow (a second independent source after the
+    acceptance makes it witnessed), recorded in its history (cause ``candidate``, actor ``news``)."""
+    for candidate in candidates:
+        if candidate.status != "accepted" or not candidate.fact_id or candidate.fact_kind not in KB_TABLES:
+            continue
+        links = item_links(session, [candidate.id])[candidate.id]
+        ctx = _Context(session, candidate, links, candidate.verification, "news", now)
+        ctx.corroborate(candidate.fact_id, kb_kind=candidate.fact_kind)
+
+
+__all__ = ["FACT_FIELDS", "InvalidEdit", "accept_candidate", "refresh_accepted"]

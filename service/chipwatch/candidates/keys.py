@@ -37,8 +37,8 @@ KB_KIND: dict[str, str] = {
 """Candidate kind -> the knowledge-base kind (API path segment) accepting it writes."""
 
 
-def _name(fact: Mapping[str, Any], prefix: str) -> str | None:
-    if fact.get(f"{prefix}_id"):
+def _entity(fact: Mapping[str, Any], prefix: str, names_only: bool = False) -> str | None:
+    if fact.get(f"{prefix}_id") and not (names_only and fact.get(f"{prefix}_name")):
         return str(fact[f"{prefix}_id"])
     name = fact.get(f"{prefix}_name")
     return f"~{fold_name(name)}" if name else None
@@ -53,8 +53,13 @@ def _sig(value: Any) -> float | None:
     return round(value, 2 - int(math.floor(math.log10(abs(value)))))
 
 
-def identity(kind: str, fact: Mapping[str, Any]) -> list[Any]:
-    """The fields that identify a ``kind`` fact (see the module docstring)."""
+def identity(kind: str, fact: Mapping[str, Any], names_only: bool = False) -> list[Any]:
+    """The fields that identify a ``kind`` fact (see the module docstring); with ``names_only``, names
+    count as written even where they resolve to an id."""
+
+    def _name(fact: Mapping[str, Any], prefix: str) -> str | None:
+        return _entity(fact, prefix, names_only)
+
     if kind == "funding":
         amount = _sig(fact.get("amount"))
         return [_name(fact, "vendor"), fact.get("currency"), amount,
@@ -72,9 +77,14 @@ def identity(kind: str, fact: Mapping[str, Any]) -> list[Any]:
     raise ValueError(f"unknown candidate kind {kind!r}")
 
 
-def fact_key(kind: str, fact: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the fact's identity: equal for every proposal of the same fact."""
-    text = json.dumps([kind, *identity(kind, fact)], ensure_ascii=False, separators=(",", ":"))
+def fact_key(kind: str, fact: Mapping[str, Any], names_only: bool = False) -> str:
+    """SHA-256 (hex) of the fact's identity: equal for every proposal of the same fact.
+
+    With ``names_only`` the key a proposal had before its names entered the knowledge base (an accepted
+    candidate creates the start-up it names; later items of the same round resolve the name to the new
+    id, and are filed under the candidate found by this key).
+    """
+    text = json.dumps([kind, *identity(kind, fact, names_only)], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -124,6 +124,7 @@ def propose_from_items(
             found.append((proposal, row, keys.fact_key(proposal.kind, proposal.fact)))
     if not found:
         return []
+    found = _known_by_name(session, found)
     created = _insert_candidates(session, found, now)
     by_key = _candidates_by_key(session, {(p.kind, key) for p, _row, key in found})
     touched = _insert_links(session, found, by_key, chip_vendor, now)
@@ -134,6 +135,12 @@ def propose_from_items(
             if missing:
                 candidate.fact = {**candidate.fact, **missing}
     _recount(session, [c for c in by_key.values() if c.id in touched], now)
+    accepted = [c for c in by_key.values() if c.id in touched and c.status == "accepted"]
+    if accepted:
+        # accept.py builds on this module, so it is imported where it is needed
+        from chipwatch.candidates.accept import refresh_accepted
+
+        refresh_accepted(session=session, candidates=accepted, now=now)
     fresh = [c for c in by_key.values() if c.id in created]
     if fresh:
         _corroborations(session, fresh)
@@ -158,6 +165,23 @@ def _candidates_by_key(session: Session, wanted: set[tuple[str, str]]) -> dict[t
         for candidate in session.scalars(stmt.execution_options(populate_existing=True)):
             if (candidate.kind, candidate.fact_key) in wanted:
                 out[(candidate.kind, candidate.fact_key)] = candidate
+    return out
+
+
+def _known_by_name(
+    session: Session, found: list[tuple[Proposal, Any, str]]
+) -> list[tuple[Proposal, Any, str]]:
+    """File a proposal under the candidate its names had before they resolved to ids, when there is
+    one and none under its own key (see ``keys.fact_key``)."""
+    own = _candidates_by_key(session, {(p.kind, key) for p, _row, key in found})
+    old = {(p.kind, keys.fact_key(p.kind, p.fact, names_only=True)) for p, _row, key in found}
+    earlier = _candidates_by_key(session, old - set(own))
+    out = []
+    for p, row, key in found:
+        name_key = keys.fact_key(p.kind, p.fact, names_only=True)
+        if (p.kind, key) not in own and (p.kind, name_key) in earlier:
+            key = name_key
+        out.append((p, row, key))
     return out
 
 

@@ -70,7 +70,7 @@ class Part:
 
 
 # Sentence ends; a title's list items ("A 🤖, B 💰, C") are sentences too.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\u201c])|[。！？；;\n]+|\s\|\s")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z\"'(\u201c])|[。！？；;\n]+|\s\|\s")
 _LIST_ITEM_END = re.compile(r"(?<=[\u2190-\u2bff\U0001f000-\U0001faff\ufe0f])\s*,\s*")
 
 
