@@ -33,7 +33,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-COMMANDS = [["signals"], ["check"], ["seed"], ["worker"], ["jobs", "run", "signals.deadlines"], ["serve"]]
+COMMANDS = [
+    ["signals"], ["check"], ["seed"], ["worker"], ["jobs", "run", "signals.deadlines"], ["serve"],
+    ["import", "epoch-ml-hardware", "ml_hardware.csv", "--dry-run"],
+]
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda args: " ".join(args))

@@ -42,10 +42,18 @@ def import_dataset(
     """Import a dataset file into the knowledge base (one transaction), then print what it did.
 
     Exit status: 0 imported (or dry run), 1 refused (wrong kind of file, no rows, --strict with bad
-    rows), 2 the file could not be read or fetched.
+    rows), 2 the file could not be read or fetched, or the database is not initialised.
     """
+    from chipwatch.preflight import NotReady, require_initialised
+
     settings = get_settings()
     configure_logging(settings)
+    try:
+        # Before init there is nothing to import into: say so in one line and create no database.
+        require_initialised(settings)
+    except NotReady as exc:
+        typer.echo(f"chipwatch: {exc}", err=True)
+        raise typer.Exit(2) from exc
     wire()
     try:
         if is_url(location):
