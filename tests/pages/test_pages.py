@@ -311,7 +311,7 @@ def test_page_writes_commit_before_they_answer(client):
         for r in router.routes
         if isinstance(r, APIRoute) and "POST" in r.methods and r.path not in ("/login", "/logout")
     ]
-    assert len(writes) == 4
+    assert len(writes) == 6  # resolve, reject, reopen, retry a delivery, accept and reject a candidate
     for route in writes:
         scopes = [d.scope for d in route.dependant.dependencies if d.call is write_session]
         assert scopes == ["function"], route.path
@@ -357,3 +357,57 @@ def test_the_board_shows_each_signals_latest_evidence_and_the_latest_deployments
     first = section[section.index("<tbody>") :]
     first = first[: first.index("</tr>")]
     assert deployments[0]["notes"] in first
+
+
+def test_an_admin_accepts_and_rejects_candidates_from_the_page(admin, httpserver_ipv4):
+    from datetime import UTC, datetime
+
+    from chipwatch.wiring import wire
+    from tests.fixtures.sources import Entry, add_source, rss, run_check
+
+    client, csrf = admin
+    wire()
+    when = datetime(2026, 9, 3, 7, tzinfo=UTC)
+    stories = [
+        Entry("曦望完成新一轮融资，估值近200亿元", guid="x1", link="https://news.example/x1", date=when),
+        Entry(
+            "Groq raises $750 million at a $6.9 billion valuation",
+            guid="g1",
+            link="https://news.example/g1",
+            date=when,
+        ),
+    ]
+    httpserver_ipv4.expect_request("/cn.xml").respond_with_data(
+        rss(stories), content_type="application/rss+xml"
+    )
+    add_source("cn-tech", httpserver_ipv4.url_for("/cn.xml"), trust="press")
+    assert run_check("cn-tech").status == "ok"
+    pending = client.get("/v1/candidates", params={"status": "pending"}).json()["items"]
+    assert len(pending) >= 2, pending
+    first, second = pending[0], pending[1]
+    page = client.get("/admin/candidates").text
+    for c in (first, second):
+        assert f'id="candidate-{c["id"]}"' in page and f'aria-label="Accept candidate {c["id"]}"' in page
+        assert c["items"][0]["quote"] in page
+    accepted = client.post(
+        f"/admin/candidates/{first['id']}/accept", data={"csrf_token": csrf}, follow_redirects=False
+    )
+    assert accepted.status_code == 303
+    after = client.get(f"/v1/candidates/{first['id']}").json()
+    assert after["status"] == "accepted" and after["fact_ref"] is not None
+    kind, fact_id = after["fact_ref"]["kind"], after["fact_ref"]["id"]
+    assert client.get(f"/v1/{kind}/{fact_id}").status_code == 200
+    rejected = client.post(
+        f"/admin/candidates/{second['id']}/reject",
+        data={"csrf_token": csrf, "note": "not a new round"},
+        follow_redirects=False,
+    )
+    assert rejected.status_code == 303
+    assert client.get(f"/v1/candidates/{second['id']}").json()["status"] == "rejected"
+    again = client.post(f"/admin/candidates/{second['id']}/accept", data={"csrf_token": csrf})
+    assert again.status_code == 409 and "text/html" in again.headers["content-type"]
+    assert f'id="candidate-{second["id"]}"' in client.get("/admin/candidates?status=rejected").text
+    assert (
+        client.post(f"/admin/candidates/{first['id']}/reject", data={"csrf_token": "forged"}).status_code
+        == 403
+    )

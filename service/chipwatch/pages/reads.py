@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from chipwatch.candidates import service as candidates
 from chipwatch.kit.pagination import MAX_LIMIT
 from chipwatch.knowledge import service as knowledge
 from chipwatch.race import leaderboard
@@ -29,6 +30,7 @@ ENTITY_KINDS = ("chips", "vendors", "models", "benchmarks")
 LATEST_DEPLOYMENTS = 8
 DELIVERIES_PER_ENDPOINT = 20
 LEADERBOARD_ENTRIES = 50
+CANDIDATES_SHOWN = 100
 
 
 class PageNotFound(LookupError):
@@ -283,3 +285,12 @@ def webhooks_page(*, session: Session) -> dict[str, Any]:
             }
         )
     return {"endpoints": endpoints}
+
+
+def candidates_page(*, session: Session, status: str | None) -> dict[str, Any]:
+    """Candidate facts read from the news (``candidates.service.list_candidates``), newest first, the
+    first :data:`CANDIDATES_SHOWN` with ``status`` (None: any)."""
+    page = candidates.list_candidates(
+        session=session, status=status, kind=None, cursor=None, limit=CANDIDATES_SHOWN
+    )
+    return {"candidates": page["items"], "more": page["next_cursor"] is not None}

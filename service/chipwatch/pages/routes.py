@@ -19,10 +19,14 @@ from fastapi import APIRouter, Depends, FastAPI, Form, Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlmodel import Session
 
+from chipwatch.candidates import accept as candidate_accept
+from chipwatch.candidates import service as candidate_service
+from chipwatch.candidates.models import CandidateStatus
 from chipwatch.config import get_settings
 from chipwatch.db import session_scope
 from chipwatch.kit.errors import ApiError
 from chipwatch.kit.sessions import WriteSession
+from chipwatch.knowledge.checks import Invalid
 from chipwatch.pages import assets, reads, views, wording
 from chipwatch.pages.render import PageCacheMiddleware, html_response, page, render
 from chipwatch.pages.session import (
@@ -255,6 +259,24 @@ async def webhooks_page(request: Request, viewer: Viewer = ViewerDep) -> Respons
     return await page(request, viewer, build)
 
 
+@router.get("/admin/candidates")
+async def candidates_page(
+    request: Request,
+    status: CandidateStatus | None = Query("pending", description="pending | accepted | rejected"),
+    viewer: Viewer = ViewerDep,
+) -> Response:
+    """Candidate facts read from the news, with their items and quotes; accept or reject each (admin)."""
+    if not viewer.is_admin:
+        return RedirectResponse("/login?next=/admin/candidates", status_code=303)
+
+    def build(v: Viewer) -> bytes:
+        with session_scope(write=False) as session:
+            data = reads.candidates_page(session=session, status=status)
+        return render("candidates.html", v, status=status, **data)
+
+    return await page(request, viewer, build)
+
+
 # ---------------------------------------------------------------------------------------------- sessions
 @router.get("/login")
 async def login_form(request: Request, next: str | None = Query(None, max_length=2000)) -> Response:
@@ -365,6 +387,46 @@ def retry_delivery(
     except ApiError as exc:
         raise PageError(exc.status, exc.title, exc.detail or exc.title, back="/admin/webhooks") from exc
     return RedirectResponse(f"/admin/webhooks#delivery-{delivery_id}", status_code=303)
+
+
+@contextmanager
+def _decisions(candidate_id: int) -> Iterator[None]:
+    back = "/admin/candidates"
+    try:
+        yield
+    except candidate_service.CandidateNotFound as exc:
+        raise PageError(
+            404, "No such candidate", f"There is no candidate {candidate_id}.", back=back
+        ) from exc
+    except candidate_service.CandidateDecided as exc:
+        raise PageError(409, "Decided already", str(exc), back=back) from exc
+    except (candidate_accept.InvalidEdit, Invalid) as exc:
+        raise PageError(422, "Not accepted", str(exc), back=back) from exc
+
+
+@router.post("/admin/candidates/{candidate_id}/accept")
+def accept_candidate(
+    candidate_id: int = Path(..., ge=1, le=2**63 - 1),
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Accept a candidate as proposed (admin; the API's ``POST /v1/candidates/{id}/accept`` without edits)."""
+    with _decisions(candidate_id):
+        candidate_accept.accept_candidate(session=session, candidate_id=candidate_id)
+    return RedirectResponse(f"/admin/candidates#candidate-{candidate_id}", status_code=303)
+
+
+@router.post("/admin/candidates/{candidate_id}/reject")
+def reject_candidate(
+    candidate_id: int = Path(..., ge=1, le=2**63 - 1),
+    note: str | None = NoteForm,
+    action: AdminAction = AdminActionDep,
+    session: Session = WriteSession,
+) -> Response:
+    """Reject a candidate for good (admin; the API's ``POST /v1/candidates/{id}/reject``)."""
+    with _decisions(candidate_id):
+        candidate_service.reject_candidate(session=session, candidate_id=candidate_id, note=note or None)
+    return RedirectResponse(f"/admin/candidates#candidate-{candidate_id}", status_code=303)
 
 
 # ---------------------------------------------------------------------------------------------- wiring
