@@ -69,3 +69,16 @@ def test_a_whole_body_of_the_wrong_type_names_the_body(client, admin_headers):
     resp = _post(client, admin_headers, "/v1/chips", "[1, 2]")
     assert resp.status_code == 422
     assert [e["field"] for e in resp.json()["errors"]] == ["body"]
+
+
+def test_a_body_that_is_not_json_names_the_body_and_where_it_breaks(client, admin_headers):
+    resp = _post(client, admin_headers, "/v1/signals", '{"id": "x",')
+    assert resp.status_code == 422
+    assert resp.headers["content-type"] == "application/problem+json"
+    assert resp.json()["errors"] == [
+        {
+            "field": "body",
+            "message": "not valid JSON at character 11: Expecting property name enclosed in double quotes",
+        }
+    ]
+    assert client.get("/v1/signals/x").status_code == 404

@@ -189,6 +189,12 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = []
         for err in exc.errors():
             where = err.get("loc", ())
+            if err.get("type") == "json_invalid":
+                # The body is not JSON; its loc holds the character offset, which names no field.
+                reason = (err.get("ctx") or {}).get("error", "")
+                offset = where[-1] if len(where) > 1 else 0
+                errors.append({"field": "body", "message": f"not valid JSON at character {offset}: {reason}"})
+                continue
             loc = [str(p) for p in where if p not in ("body", "query", "path", "header")]
             # A whole-body error (loc ("body",)) names the body.
             field = ".".join(loc) or (str(where[0]) if where else "body")
