@@ -92,6 +92,19 @@ def test_refusals_are_problems_and_listed(client, admin_headers):
     assert (listed["id"], listed["status"]) == (problem["import_id"], "refused")
     neither = client.post("/v1/imports", data={"kind": "epoch-ml-hardware"}, headers=admin_headers)
     assert neither.status_code == 422
+    assert neither.json()["errors"] == [
+        {"field": "file", "message": "give a file to upload or a url to fetch"}
+    ]
+    path = corpus_dir() / FUNDING
+    both = client.post(
+        "/v1/imports",
+        data={"kind": "epoch-funding-rounds", "url": "https://example.org/funding.csv"},
+        files={"file": (path.name, path.read_bytes(), "text/csv")},
+        headers=admin_headers,
+    )
+    assert both.status_code == 422
+    assert both.json()["errors"] == [{"field": "file", "message": "give either a file or a url, not both"}]
+    assert len(client.get("/v1/imports").json()["items"]) == 1
 
 
 def test_dry_run_answers_200_and_writes_nothing(client, admin_headers):

@@ -112,7 +112,9 @@ async def submit(
     """An import of uploaded ``data`` or of the file at ``url`` (exactly one of them), run as
     :func:`execute_import` in a worker thread. Raises ValueError when both or neither are given, and
     :class:`FetchFailed` when the URL cannot be fetched."""
-    if (data is None) == (url is None):
+    if data is None and url is None:
+        raise ValueError("give a file to upload or a url to fetch")
+    if data is not None and url is not None:
         raise ValueError("give either a file or a url, not both")
     final_url = None
     if url is not None:
