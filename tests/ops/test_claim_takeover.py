@@ -112,11 +112,11 @@ def test_a_killed_workers_sources_are_taken_over_within_the_lease(db, feeds):
     doomed, survivor = _worker(), _worker()
     try:
         assert _wait(lambda: _held(doomed.pid) and _held(survivor.pid), 60), "both workers should be mid-pass"
-        held = _held(doomed.pid)
         doomed.send_signal(signal.SIGKILL)
         killed_at = time.monotonic()
         doomed.wait(10)
-        held |= _held(doomed.pid)  # anything it claimed between the two reads
+        # Read after the kill: what it held when it died (a lease outlives it by up to LEASE_S).
+        held = _held(doomed.pid)
         assert _wait(lambda: _unchecked() == 0, 60), f"{_unchecked()} sources never checked"
     finally:
         for proc in (doomed, survivor):
