@@ -366,6 +366,21 @@ def test_unsafe_or_broken_opml_is_a_422_problem(client, admin_headers, body, det
     assert detail in answer.json()["detail"]
 
 
+def test_opml_sent_as_a_form_upload_is_a_415_saying_to_send_the_document(client, admin_headers):
+    before = client.get("/v1/sources", params={"limit": 500}).json()["items"]
+    opml = b'<opml version="2.0"><body><outline xmlUrl="https://feeds.example.com/rss"/></body></opml>'
+    answer = client.post(
+        "/v1/sources/opml", files={"file": ("feeds.opml", opml, "text/x-opml")}, headers=admin_headers
+    )
+    assert answer.status_code == 415
+    assert answer.headers["content-type"] == PROBLEM
+    assert answer.json()["detail"] == (
+        "send the OPML document itself as the body (curl --data-binary @feeds.opml "
+        "-H 'content-type: text/x-opml'), not as a form upload"
+    )
+    assert client.get("/v1/sources", params={"limit": 500}).json()["items"] == before
+
+
 def test_oversized_opml_is_refused(client, admin_headers):
     answer = client.post(
         "/v1/sources/opml", content=b"<opml>" + b" " * (3 * 1024 * 1024), headers=admin_headers

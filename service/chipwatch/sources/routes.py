@@ -145,14 +145,23 @@ def remove_source(source_id: str = SourceId, session: Session = WriteSession):
             },
         }
     },
-    responses={413: {"description": "document too large"}},
+    responses={413: {"description": "document too large"}, 415: {"description": "a form upload"}},
 )
 async def import_sources_opml(
     request: Request,
     trust: Trust = Query("press", description="trust given to every imported feed"),
 ) -> OpmlImportResult:
     """Watch every feed of an OPML document (admin; body = the OPML XML). Feeds already watched or
-    with refused URLs are listed under ``skipped``; malformed or unsafe XML is refused with 422."""
+    with refused URLs are listed under ``skipped``; malformed or unsafe XML is refused with 422, a
+    form upload (``curl -F file=@feeds.opml``) with 415 saying to send the document itself."""
+    if request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        # A form upload would otherwise be parsed as XML and refused with a syntax error at line 1.
+        raise ApiError(
+            415,
+            "Unsupported Media Type",
+            "send the OPML document itself as the body (curl --data-binary @feeds.opml "
+            f"-H 'content-type: {OPML_MEDIA_TYPE}'), not as a form upload",
+        )
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
