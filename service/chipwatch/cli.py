@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from typing import NoReturn
@@ -415,6 +416,15 @@ def _summary(result: object) -> str:
         return "nothing to report"
     if isinstance(result, list):
         return f"{len(result)} done"
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        # A report dataclass reads as its non-zero counts (lists counted), not as its Python repr.
+        counts = []
+        for f in dataclasses.fields(result):
+            value = getattr(result, f.name)
+            n = len(value) if isinstance(value, list | tuple | set | dict) else value
+            if isinstance(n, int) and not isinstance(n, bool) and n:
+                counts.append(f"{n} {f.name.replace('_', ' ')}")
+        return ", ".join(counts) or "nothing to report"
     return str(result)
 
 
