@@ -203,6 +203,7 @@ def test_an_admin_logs_in_and_resolves_a_signal(chromium, live, screenshot_dir):
     assert tab.text("#status-text") == "resolved" and tab.text("#outcome-text") == "no"
     assert "Capacity reached is not reported anywhere." in tab.text("#history + ol")
     assert tab.evaluate("document.querySelector('#reopen-form') !== null")
+    tab.screenshot(screenshot_dir / "admin-resolved-1440.png")
     signal = api.get(f"/v1/signals/{SIGNAL}").json()
     assert (signal["status"], signal["outcome"], signal["version"]) == ("resolved", "no", 1)
     tab.goto(f"{base}/")

@@ -278,7 +278,10 @@ def bar_chart(
         y += row_h + ROW_GAP
 
     plot_bottom = y
-    height = plot_bottom + AXIS_H
+    scale_note = " (log scale)" if log else ""
+    # bold 12px text runs about 7.4 px a character; a long label takes a second line
+    axis_lines = _lines(axis_label + scale_note, int((width - PAD_LEFT) / 7.4))
+    height = plot_bottom + AXIS_H + 15 * (len(axis_lines) - 1)
     axis = [f'<line x1="{scale.x0}" y1="{plot_bottom}" x2="{scale.x1}" y2="{plot_bottom}" stroke="#333"/>']
     for tick in ticks:
         x = scale(tick)
@@ -288,11 +291,10 @@ def bar_chart(
             f'<text class="tick" x="{x}" y="{plot_bottom + 18}" text-anchor="middle">'
             f"{escape(format_tick(tick))}</text>"
         )
-    scale_note = " (log scale)" if log else ""
-    axis.append(
-        f'<text class="axis-label" x="{scale.x0}" y="{plot_bottom + 38}">'
-        f"{escape(_clip(axis_label + scale_note, int(width / 6.6)))}</text>"
-    )
+    for i, line in enumerate(axis_lines):
+        axis.append(
+            f'<text class="axis-label" x="{scale.x0}" y="{plot_bottom + 38 + 15 * i}">{escape(line)}</text>'
+        )
     if reference is not None:
         x_ref = scale(reference)
         axis.append(
