@@ -93,5 +93,7 @@ class Evidence(SQLModel, table=True):
     sources: list[dict[str, Any]] = Field(
         default_factory=list,
         sa_type=JSON,
-        description="every source that carried the story: source_id, item_id, title, url, trust, published_at",
+        description=(
+            "every source that carried the story: source_id, item_id, title, url, trust, published_at"
+        ),
     )
