@@ -1,8 +1,8 @@
 """The shapes every dataset parser returns: records with their row key, row issues, and the parse result.
 
 A record is a dataclass that nothing changes once built: plain values only (str, int, float, bool,
-date, datetime, tuples, dicts of those, and the small dataclasses below), so it can be compared field by field against the
-previous version of the same row and turned into JSON with :func:`to_plain`.
+date, datetime, tuples, dicts of those, and the small dataclasses below), so it can be compared
+field by field against the previous version of the same row and turned into JSON with :func:`to_plain`.
 """
 
 from __future__ import annotations
