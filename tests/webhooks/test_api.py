@@ -8,6 +8,7 @@ import pytest
 from standardwebhooks import Webhook as StandardWebhook
 
 from chipwatch.db import session_scope
+from chipwatch.outbox.models import EVENT_TYPES
 from chipwatch.signals.models import Signal
 from tests.fixtures.webhooks import Reply, deliver, health_event, set_env
 
@@ -32,12 +33,9 @@ def test_create_shows_the_secret_once(client, admin_headers, receiver):
     created = _create(client, admin_headers, receiver.url(), description="ops channel")
     assert created["secret"].startswith("whsec_")
     assert created["id"].startswith("wh_") and created["enabled"] is True
-    assert created["event_types"] == [
-        "signal.status_changed",
-        "signal.evidence_added",
-        "signal.deadline_approaching",
-        "source.health_changed",
-    ]
+    # By default an endpoint gets every event type but webhook.test (sent only when asked for).
+    assert created["event_types"] == [t for t in EVENT_TYPES if t != "webhook.test"]
+    assert {"signal.status_changed", "source.health_changed", "fact.changed"} <= set(created["event_types"])
     shown = client.get(f"/v1/webhooks/{created['id']}", headers=admin_headers).json()
     assert "secret" not in shown and shown["description"] == "ops channel"
     assert shown["created_at"].endswith("Z") or shown["created_at"].endswith("+00:00")
