@@ -551,8 +551,3 @@ def leaderboards(
     for section in sections.values():
         section["boards"].sort(key=lambda b: b["derived"])
     return list(sections.values())
-
-
-def legend_markers() -> list[tuple[str, str]]:
-    """The verification levels and their labels, in order, for chart legends."""
-    return list(VERIFICATION_LABELS.items())
