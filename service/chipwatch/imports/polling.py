@@ -38,7 +38,7 @@ _rng = random.Random()
 
 
 class NotADatasetSource(LookupError):
-    """The source does not exist, is not of a dataset kind, or has no URL."""
+    """The source does not exist, is not of a dataset kind, has no URL, or was removed."""
 
 
 @dataclass(slots=True)
@@ -58,6 +58,7 @@ class DatasetCheck:
 def _due(now: datetime):
     return and_(
         Source.enabled.is_(True),
+        Source.removed_at.is_(None),
         Source.kind.in_(DATASET_SOURCE_KINDS),
         Source.url.is_not(None),
         or_(Source.next_check_at.is_(None), Source.next_check_at <= now),
@@ -83,7 +84,7 @@ def claim_due_datasets(*, session: Session, worker_id: str, limit: int, now: dat
 def _snapshot(settings: Settings, source_id: str) -> Source:
     with session_scope(settings, write=False) as session:
         source = session.get(Source, source_id)
-        if source is None or source.kind not in DATASET_SOURCE_KINDS or not source.url:
+        if source is None or source.kind not in DATASET_SOURCE_KINDS or not source.url or source.removed_at:
             raise NotADatasetSource(source_id)
         return source
 
