@@ -148,7 +148,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
 
     summary_part = None
     if summary and summary.strip():
-        summary_part = read_part("summary", _strip_boilerplate(summary), lexicon, keep=keep)
+        summary_part = read_part("summary", _lede(_strip_boilerplate(summary)), lexicon, keep=keep)
     if not kinds:
         return []
     parts = [read_part("title", title, lexicon)]
@@ -172,6 +172,21 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         drafts += _unique(d for p in parts for d in read_launches(p, lexicon))
     _resolve_chips(drafts, lexicon)
     return [_proposal(d, by_name[d.part]) for d in drafts]
+
+
+LEDE_MAX_CHARS = 700
+"""How much of a summary is read: news states its facts in the opening sentences, and feeds that put a
+whole article in the summary (press releases, blogs) would otherwise cost a check many times more."""
+_LAST_SENTENCE_END = re.compile(r"(?s).*[.!?。！？；;](?=\s|$)")
+
+
+def _lede(summary: str) -> str:
+    """The first ``LEDE_MAX_CHARS`` of ``summary``, cut after the last sentence that ends inside them."""
+    if len(summary) <= LEDE_MAX_CHARS:
+        return summary
+    head = summary[:LEDE_MAX_CHARS]
+    m = _LAST_SENTENCE_END.match(head)
+    return head[: m.end()] if m else head
 
 
 _BOILERPLATE = re.compile(r"^\s*(?:News Highlights:?|Highlights:?)\s*", re.IGNORECASE)
