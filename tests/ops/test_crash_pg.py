@@ -13,23 +13,18 @@ It starts its own cluster, so it runs once per CI run: in the PostgreSQL run of 
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import random
-import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,16 +37,8 @@ from chipwatch.migrate import upgrade_to_head
 from chipwatch.paths import PROJECT_ROOT
 from chipwatch.seeds import load_seeds
 from tests.fixtures.database import ADMIN_TOKEN, postgres_url
+from tests.fixtures.pg_cluster import Cluster, free_port, pg_bin
 
-
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
-                   key=lambda p: [int(x) for x in re.findall(r"\d+", p)])
-    found = [p for p in found if Path(p, "initdb").exists() and Path(p, "pg_ctl").exists()]
-    return Path(found[-1]) if found else None
-
-
-PG_BIN = _pg_bin()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
@@ -59,7 +46,7 @@ pytestmark = [
         reason="runs once per CI run, in the PostgreSQL run (CHIPWATCH_TEST_DATABASE_URL set); "
         "it starts a PostgreSQL cluster of its own",
     ),
-    pytest.mark.skipif(PG_BIN is None, reason="no PostgreSQL server binaries in /usr/lib/postgresql/*/bin"),
+    pytest.mark.skipif(pg_bin() is None, reason="no PostgreSQL server binaries in /usr/lib/postgresql/*/bin"),
 ]
 
 FEEDS = 30
@@ -70,57 +57,6 @@ KILLS = 5
 EVENT_TYPES = ["signal.status_changed", "signal.evidence_added", "signal.deadline_approaching",
                "source.health_changed", "webhook.test"]
 HEADERS = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# ------------------------------------------------------------------ the database cluster
-class Cluster:
-    """A PostgreSQL cluster in a temporary directory, run as the postgres user when we are root."""
-
-    def __init__(self) -> None:
-        assert PG_BIN is not None
-        self.root = Path(tempfile.mkdtemp(prefix="chipwatch-crash-pg.", dir="/tmp"))
-        self.port = _free_port()
-        self.as_postgres = os.geteuid() == 0
-        if self.as_postgres:
-            shutil.chown(self.root, "postgres", "postgres")
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/chipwatch"
-
-    def _run(self, *args: str) -> None:
-        cmd = [str(PG_BIN / args[0]), *args[1:]]
-        if self.as_postgres:
-            cmd = ["runuser", "-u", "postgres", "--", *cmd]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
-
-    def init(self) -> None:
-        self._run("initdb", "-D", str(self.root / "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8")
-        self.start()
-        admin = create_engine(f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres",
-                              isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text("CREATE DATABASE chipwatch"))
-        admin.dispose()
-
-    def start(self) -> None:
-        options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.root} "
-                   "-c fsync=off -c max_connections=200")
-        self._run("pg_ctl", "-D", str(self.root / "data"), "-l", str(self.root / "log"), "-w", "-o", options,
-                  "start")
-
-    def stop(self, mode: str = "fast") -> None:
-        self._run("pg_ctl", "-D", str(self.root / "data"), "-m", mode, "-w", "stop")
-
-    def remove(self) -> None:
-        try:
-            self.stop("immediate")
-        except subprocess.SubprocessError:
-            pass
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ feeds and the receiver
@@ -166,6 +102,7 @@ class _FeedHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         n = int(self.path.rsplit("/", 1)[1])
+        time.sleep(0.2)  # keeps fetches in flight when a worker is killed
         if n in self.server.failing:
             self.send_response(500)
             self.send_header("Content-Length", "0")
@@ -229,7 +166,7 @@ class Run:
         self.rng = random.Random(seed)
         self.logs = cluster.root.parent / f"{cluster.root.name}-logs"
         self.logs.mkdir()
-        self.api_port = _free_port()
+        self.api_port = free_port()
         self.api_url = f"http://127.0.0.1:{self.api_port}"
         env = {k: v for k, v in os.environ.items() if not k.startswith("CHIPWATCH_")}
         self.env = {
@@ -393,14 +330,25 @@ class Run:
             ):
                 return kills, restart
 
+    def _busy_worker(self, within_s: float) -> tuple[int, tuple[int, int]]:
+        """A worker holding claims (looked for during ``within_s``), else one at random; and its claims."""
+        deadline = time.monotonic() + within_s
+        while True:
+            order = self.rng.sample(range(len(self.workers)), len(self.workers))
+            for index in order:
+                try:
+                    held = self.held_by(self.workers[index].pid)
+                except Exception:  # noqa: BLE001 - the database may be coming back
+                    held = (-1, -1)
+                if max(held) > 0 or time.monotonic() >= deadline:
+                    return index, held
+            time.sleep(0.05)
+
     def kill_a_worker(self) -> None:
-        """SIGKILL one worker chosen at random, watch its claims being taken over, start a new one."""
-        index = self.rng.randrange(len(self.workers))
+        """SIGKILL a worker (one in the middle of work if there is one within 4 s), watch its claims
+        being taken over, start a new one."""
+        index, held = self._busy_worker(4.0)
         victim = self.workers[index]
-        try:
-            held = self.held_by(victim.pid)
-        except Exception:  # noqa: BLE001 - the database may be coming back; the figure is then unknown
-            held = (-1, -1)
         victim.send_signal(signal.SIGKILL)
         victim.wait(10)
         record = {"at_s": round(self.now(), 1), "pid": victim.pid, "sources_held": held[0],
