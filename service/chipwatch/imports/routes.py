@@ -24,6 +24,7 @@ from chipwatch.imports.schemas import (
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, database_problem, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
+from chipwatch.kit.request_limits import body_cap
 from chipwatch.kit.sessions import ReadSession, WriteSession
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_reader)], tags=["imports"])
@@ -67,7 +68,8 @@ async def _read_upload(upload: UploadFile, max_bytes: int) -> bytes:
     "/imports",
     response_model=ImportPublic,
     status_code=201,
-    dependencies=[AdminDep],
+    # an upload is a whole dataset file: allowed up to the fetch cap plus room for the multipart envelope
+    dependencies=[AdminDep, body_cap(lambda s: s.fetch_max_bytes + 65536)],
     responses={
         200: {"description": "dry run: what the import would do; nothing written"},
         413: {"description": "file over fetch_max_bytes"},
