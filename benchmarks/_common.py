@@ -71,3 +71,29 @@ def server(argv: list[str], env: dict[str, str], port: int, path: str = "/health
 def tempdir():
     with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as d:
         yield Path(d)
+
+
+@contextmanager
+def seeded_database(**env: str):
+    """A fresh migrated, seeded SQLite database in a temporary data directory, for this process.
+
+    ``env`` adds settings (e.g. ``CHIPWATCH_ALLOW_PRIVATE_NETWORKS="1"``); yields the Settings, and
+    disposes of the engines when the block ends."""
+    from chipwatch.config import get_settings
+    from chipwatch.db import dispose_engines, session_scope
+    from chipwatch.migrate import upgrade_to_head
+    from chipwatch.seeds import load_seeds
+
+    with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as tmp:
+        os.environ["CHIPWATCH_DATA_DIR"] = tmp
+        os.environ.update(env)
+        os.environ.pop("CHIPWATCH_DATABASE_URL", None)
+        get_settings.cache_clear()
+        settings = get_settings()
+        upgrade_to_head(settings)
+        with session_scope(settings) as session:
+            load_seeds(session=session)
+        try:
+            yield settings
+        finally:
+            dispose_engines()

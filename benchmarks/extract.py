@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from email.utils import format_datetime
@@ -42,6 +40,7 @@ sys.path.insert(0, str(ROOT / "service"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import yaml  # noqa: E402
+from _common import seeded_database  # noqa: E402
 
 from chipwatch.candidates.extract import extract  # noqa: E402
 from chipwatch.candidates.lexicon import LexEntry, Lexicon  # noqa: E402
@@ -141,28 +140,17 @@ def check_pass(url: str, with_extraction: bool) -> tuple[float, float, int, int]
     extraction listener, and the items and candidates stored."""
     from sqlalchemy import func, select
 
-    with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as tmp:
-        os.environ["CHIPWATCH_DATA_DIR"] = tmp
-        os.environ["CHIPWATCH_ALLOW_PRIVATE_NETWORKS"] = "1"
-        os.environ.pop("CHIPWATCH_DATABASE_URL", None)
-        from chipwatch.config import get_settings
-
-        get_settings.cache_clear()
+    with seeded_database(CHIPWATCH_ALLOW_PRIVATE_NETWORKS="1") as settings:
         from chipwatch.candidates.models import Candidate
         from chipwatch.candidates.service import propose_from_items
-        from chipwatch.db import dispose_engines, session_scope
-        from chipwatch.migrate import upgrade_to_head
-        from chipwatch.seeds import load_seeds
+        from chipwatch.db import session_scope
         from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
         from chipwatch.sources.check import check_source
         from chipwatch.sources.fetch import make_client
         from chipwatch.sources.hooks import on_items_stored
         from chipwatch.sources.models import Item, Source
 
-        settings = get_settings()
-        upgrade_to_head(settings)
         with session_scope(settings) as session:
-            load_seeds(session=session)
             session.add(Source(id="bench", name="Bench", url=url, trust="press"))
         register_fact_listener()
         listener_s = [0.0]
@@ -194,7 +182,6 @@ def check_pass(url: str, with_extraction: bool) -> tuple[float, float, int, int]
         with session_scope(settings) as session:
             stored = session.scalar(select(func.count()).select_from(Item))
             candidates = session.scalar(select(func.count()).select_from(Candidate))
-        dispose_engines()
         return elapsed, listener_s[0], stored or 0, candidates or 0
 
 

@@ -24,17 +24,17 @@ Prints items/s for each and the ratio matcher / floor for both floors (goal >= 0
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "service"))
+
+from _common import seeded_database  # noqa: E402
 
 from chipwatch.signals.definition import SignalDefinition, validate_definition  # noqa: E402
 from chipwatch.signals.rules import ItemView, compile_signals  # noqa: E402
@@ -310,24 +310,14 @@ def run_db_path(
     ``evaluate_items`` over them in batches of ``batch``, one transaction per batch (as a feed check).
 
     Returns (seconds, transitions, evidence rows)."""
-    with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as tmp:
-        os.environ["CHIPWATCH_DATA_DIR"] = tmp
-        os.environ.pop("CHIPWATCH_DATABASE_URL", None)
-        from chipwatch.config import get_settings
-
-        get_settings.cache_clear()
-        from chipwatch.db import dispose_engines, session_scope
+    with seeded_database() as settings:
+        from chipwatch.db import session_scope
         from chipwatch.knowledge.models import Chip, Vendor
-        from chipwatch.migrate import upgrade_to_head
-        from chipwatch.seeds import load_seeds
         from chipwatch.signals import evaluation
         from chipwatch.signals.models import Signal
         from chipwatch.sources.models import Item, Source
 
-        settings = get_settings()
-        upgrade_to_head(settings)
         with session_scope(settings) as session:
-            load_seeds(session=session)
             for e in synth:
                 table = Vendor if e.id.startswith("vendor-") else Chip
                 session.add(table(id=e.id, name=e.names[0], aliases=list(e.names[1:])))
@@ -380,7 +370,6 @@ def run_db_path(
             transitions += len(report.transitions)
             evidence += len(report.evidence_ids)
         elapsed = time.perf_counter() - t0
-        dispose_engines()
         return elapsed, transitions, evidence
 
 
