@@ -49,6 +49,9 @@ class _TextExtractor(HTMLParser):
 
 
 _INLINE_SPACE = re.compile(r"[^\S\n]+")
+# "<!" opening neither a comment, a CDATA section nor a declaration ("<!'"): html.parser would swallow
+# it and what follows up to the next ">" as a bogus comment; feedparser's sanitizer kept it as text.
+_NOT_A_DECLARATION = re.compile(r"<!(?![A-Za-z\[-])")
 
 
 def tidy(text: str) -> str:
@@ -66,9 +69,25 @@ def html_to_text(fragment: str) -> str:
     """
     if "<" not in fragment and "&" not in fragment:
         return tidy(fragment)
+    if "<!" in fragment:
+        fragment = _NOT_A_DECLARATION.sub("&lt;!", fragment)
     parser = _TextExtractor()
     try:
         parser.feed(fragment)
+        # html.parser holds back a construct it cannot finish (an unclosed quote in a tag, "<!--"
+        # without its end) and close() would emit it, and everything after it, as text. Drop the
+        # broken construct up to its first ">" and read on, as a browser recovers; feeds are parsed
+        # without feedparser's sanitizer, which used to do this cleaning. A "<" never closed is text,
+        # except an open comment, which hides the rest as in a browser.
+        while parser.rawdata.startswith("<"):
+            tail = parser.rawdata
+            end = tail.find(">")
+            if end < 0:
+                if tail.startswith("<!--"):
+                    parser.rawdata = ""
+                break
+            parser.rawdata = ""
+            parser.feed(tail[end + 1 :])
         parser.close()
     except Exception:  # html.parser is lenient, but text must come out regardless
         return tidy(unescape(re.sub(r"<[^>]*>", " ", fragment)))
