@@ -10,6 +10,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from chipwatch.config import get_settings
+from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.imports import aliases, polling, runner, service
 from chipwatch.imports.models import AliasKind
 from chipwatch.imports.schemas import (
@@ -24,17 +25,19 @@ from chipwatch.imports.schemas import (
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, database_problem, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
+from chipwatch.kit.query import choice
 from chipwatch.kit.request_limits import body_cap
 from chipwatch.kit.sessions import ReadSession, WriteSession
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_reader)], tags=["imports"])
 
 UPLOAD_CHUNK = 1 << 16
+DatasetKindName = choice(DATASET_KINDS)
 
 
 @router.get("/imports", response_model=Page[ImportPublic])
 def list_imports(
-    kind: str | None = Query(None, max_length=32, description="dataset kind"),
+    kind: DatasetKindName | None = Query(None, description="dataset kind"),
     limit: int = LimitQ,
     cursor: str | None = CursorQ,
     session: Session = ReadSession,

@@ -1,12 +1,17 @@
-"""Query parameters a route does not declare are refused, not ignored.
+"""Query parameters a route does not declare, or values it does not know, are refused, not ignored.
 
 A misspelt filter (``/v1/items?sorce=x``) silently ignored answers the unfiltered list, which looks like
-a correct answer; a 422 naming the parameter (with the closest declared one) says what went wrong.
+a correct answer; a 422 naming the parameter (with the closest declared one) says what went wrong. The
+same holds for an enum-like value (``?status=opne``): a fixed vocabulary is declared with
+:func:`choice` (validated with the request), one read from the data (metrics, dataset kinds) is checked
+with :func:`require_choice`; both answer a 422 naming the parameter and the values it takes.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from fastapi import Request
 
@@ -63,4 +68,29 @@ async def reject_unknown_query(request: Request) -> None:
     raise ApiError(422, "Unprocessable Content", detail, errors=errors)
 
 
-__all__ = ["declared_query_names", "reject_unknown_query"]
+def choice(values: Iterable[str]) -> Any:
+    """A ``Literal`` of ``values`` to annotate an enum-like query parameter with: a value outside them is
+    a 422 naming the parameter (``must be one of ...``), and OpenAPI lists them as its enum."""
+    options = tuple(dict.fromkeys(values))
+    if not options:
+        raise ValueError("a choice needs at least one value")
+    return Literal.__getitem__(options)
+
+
+def require_choice(name: str, value: str | None, allowed: Iterable[str]) -> None:
+    """Raise a 422 naming query parameter ``name`` when ``value`` is given and not among ``allowed``
+    (for vocabularies read from the data); the message lists them and suggests the closest one."""
+    if value is None:
+        return
+    known = sorted(set(allowed))
+    if value in known:
+        return
+    close = suggest(value, known)
+    listed = ", ".join(repr(v) for v in known[:20]) + (", ..." if len(known) > 20 else "")
+    message = f"unknown value {value!r}; " + (f"did you mean {close!r}? " if close else "")
+    message += f"known values: {listed}" if known else "no value is known yet"
+    errors = [{"field": name, "message": message}]
+    raise ApiError(422, "Unprocessable Content", f"{name}: {message}", errors=errors)
+
+
+__all__ = ["choice", "declared_query_names", "reject_unknown_query", "require_choice"]

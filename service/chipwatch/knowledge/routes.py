@@ -18,6 +18,7 @@ from sqlmodel import Session
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
+from chipwatch.kit.query import choice
 from chipwatch.kit.sessions import ReadSession, WriteSession
 from chipwatch.knowledge import retraction, service
 from chipwatch.knowledge.checks import Invalid
@@ -73,6 +74,8 @@ def _query_for(flt: Filter) -> tuple[Any, Any]:
         return date | None, Query(None, description=flt.description)
     if flt.param == "verification":
         return Verification | None, Query(None, description=flt.description)
+    if flt.choices:
+        return choice(flt.choices) | None, Query(None, description=flt.description)
     if flt.ref is not None or flt.mode == "contains":
         return str | None, Query(None, pattern=SLUG, max_length=SLUG_MAX_LENGTH, description=flt.description)
     return str | None, Query(None, max_length=200, description=flt.description)

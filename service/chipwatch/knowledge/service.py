@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
+from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
 from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.vocab.facts import DeploymentStatus, FundingStatus
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
 fact_listeners: list[Callable[[Session, str, SQLModel], None]] = []
@@ -52,6 +54,8 @@ class Filter:
     mode: str = "eq"
     ref: str | None = None
     description: str = ""
+    choices: tuple[str, ...] = ()
+    """A fixed vocabulary the value must belong to (422 naming the parameter otherwise)."""
 
 
 _PROVENANCE = [
@@ -60,7 +64,8 @@ _PROVENANCE = [
     Filter("reported_by", "reported_by", ref="vendors", description="vendor id that produced the figure"),
 ]
 _IMPORTED = [
-    Filter("dataset", "dataset", description="dataset kind the fact was imported from"),
+    Filter("dataset", "dataset", description="dataset kind the fact was imported from",
+           choices=tuple(DATASET_KINDS)),
     Filter("retired", "retired_at", mode="retired", description="true: facts a dataset's newer version "
            "no longer lists (kept, never deleted); default false: current facts"),
 ]
@@ -94,14 +99,15 @@ FILTERS: dict[str, list[Filter]] = {
         Filter("round_type", "round_type", description="e.g. strategic, acquisition"),
         Filter("acquirer", "acquirer_id", ref="vendors", description="acquiring vendor id"),
         Filter("currency", "currency", description="ISO 4217 code"),
-        Filter("status", "status", description="closed | in_discussion"),
+        Filter("status", "status", description="closed | in_discussion", choices=get_args(FundingStatus)),
         *_PROVENANCE,
         *_IMPORTED,
     ],
     "deployments": [
         Filter("chip", "chip_id", ref="chips", description="chip id"),
         Filter("operator", "operator_id", ref="vendors", description="operator vendor id"),
-        Filter("status", "status", description="planned | pilot | volume | operational | decommissioned"),
+        Filter("status", "status", description="planned | pilot | volume | operational | decommissioned",
+               choices=get_args(DeploymentStatus)),
         Filter("min_power_mw", "capacity_mw", mode="gte", description="power capacity at least this, in MW"),
         *_PROVENANCE,
         *_IMPORTED,

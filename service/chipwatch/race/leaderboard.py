@@ -102,6 +102,20 @@ def _entry(rank: int, result: Result, figure: _Figure, chip: Chip | None, consid
     }
 
 
+def known_metrics(*, session: Session) -> set[str]:
+    """Every metric a leaderboard can rank by: those results state (any benchmark), the derived ones and
+    the default."""
+    stated = session.scalars(select(Result.metric).where(Result.metric.is_not(None)).distinct())
+    return {*stated, *DERIVED_METRICS, DEFAULT_METRIC}
+
+
+def known_scenarios(*, session: Session) -> set[str]:
+    """Every scenario (a result's operating point) results state, case-folded as the filter compares."""
+    column = Result.operating_point
+    points = session.scalars(select(column).where(column.is_not(None)).distinct())
+    return {p.casefold() for p in points}
+
+
 def build_leaderboard(
     *, session: Session, benchmark: str, model: str | None, scenario: str | None, metric: str, limit: int
 ) -> dict[str, Any]:

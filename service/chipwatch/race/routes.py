@@ -8,6 +8,7 @@ from chipwatch.db import session_scope
 from chipwatch.kit.auth import require_reader
 from chipwatch.kit.errors import invalid
 from chipwatch.kit.httpcache import cached_json
+from chipwatch.kit.query import require_choice
 from chipwatch.race import leaderboard as leaderboard_service
 from chipwatch.race import service
 from chipwatch.race.schemas import Leaderboard, Race, Scorecard
@@ -72,11 +73,16 @@ async def leaderboard(
     """The best result per chip for a benchmark, model, scenario and metric, best first, each with its
     provenance (dataset, version, row key, link, verification). Current facts only; one chip per result
     (mixed systems and results without a chip are left out); derived metrics are shown with formula and
-    inputs. 422 when ``benchmark`` is unknown."""
+    inputs. 422 when ``benchmark``, ``metric`` or ``scenario`` is unknown."""
 
     def build():
         with session_scope(write=False) as session:
             try:
+                # Unknown values would answer an empty board that reads like "no results yet".
+                require_choice("metric", metric, leaderboard_service.known_metrics(session=session))
+                if scenario is not None:
+                    scenarios = leaderboard_service.known_scenarios(session=session)
+                    require_choice("scenario", scenario.casefold(), scenarios)
                 return leaderboard_service.build_leaderboard(
                     session=session, benchmark=benchmark, model=model, scenario=scenario, metric=metric,
                     limit=limit,
