@@ -62,9 +62,11 @@ def test_unknown_and_ambiguous_names_stay_unresolved(table):
     arc = table.resolve("Intel(R) Arc(TM) 140T GPU")
     assert arc.unresolved == ("Intel(R) Arc(TM) 140T GPU",) and arc.parts[0].reason == "no alias matches"
     assert not arc.resolved
-    nvl = table.resolve("NVIDIA H100-NVL-94GB", count=1)
-    assert nvl.parts[0].chip_key is None
-    assert nvl.parts[0].reason == "ambiguous: aliases of h100-nvl, h100-sxm match"
+    # "NVIDIA H100" (h100-sxm) and "H100 NVL" both occur in this name; the form factor it states tells.
+    assert table.resolve("NVIDIA H100-NVL-94GB", count=1).chip_counts == {"h100-nvl": 1}
+    shared = AliasTable([("MI300", "mi300a"), ("MI300", "mi300x")]).resolve("AMD MI300 OAM", count=8)
+    assert shared.parts[0].chip_key is None
+    assert shared.parts[0].reason == "ambiguous: aliases of mi300a, mi300x match"
     # Two aliases of the same chip matching is no ambiguity.
     assert table.resolve("NVIDIA H100-SXM-80GB", count=8).chip_counts == {"h100-sxm": 8}
 
@@ -114,3 +116,28 @@ def test_epoch_names_as_aliases_resolve_cluster_chips(corpus_bytes):
     colossus = clusters["xAI Colossus Memphis Phase 1"].chips[0]
     resolved = table.resolve(colossus.chip, count=colossus.quantity)
     assert resolved.chip_counts == {"NVIDIA H100 SXM5 80GB": 100000}
+
+
+def test_a_generation_name_does_not_resolve_a_part_with_its_own_model_number():
+    table = AliasTable({"Blackwell": "gb200", "GB200": "gb200", "Jalapeno": "jalapeno"})
+    rtx = table.resolve("NVIDIA RTX PRO 6000 Blackwell Server Edition", count=8)
+    assert rtx.chip_counts == {} and rtx.unresolved == ("NVIDIA RTX PRO 6000 Blackwell Server Edition",)
+    assert rtx.parts[0].reason == "'Blackwell' is too broad: the name has its own model number '6000'"
+    # Equal names, names with only quantities besides, and aliases with a model number still resolve.
+    assert table.resolve("Blackwell").chip_counts == {"gb200": None}
+    assert table.resolve("NVIDIA Blackwell 192GB 1000W", count=2).chip_counts == {"gb200": 2}
+    assert table.resolve("NVIDIA GB200 Blackwell NVL4", count=4).chip_counts == {"gb200": 4}
+    assert table.resolve("Jalapeno B1 accelerator").parts[0].chip_key is None
+
+
+def test_a_form_factor_the_chip_does_not_have_is_another_part():
+    table = AliasTable({"NVIDIA H200 SXM": "h200-sxm", "H200": "h200-sxm", "NVIDIA B200": "b200"})
+    nvl = table.resolve("NVIDIA H200-NVL-141GB", count=8)
+    assert nvl.parts[0].chip_key is None
+    assert nvl.parts[0].reason == "form factor differs: the name states NVL, h200-sxm is SXM"
+    assert table.resolve("NVIDIA H200-SXM5-141GB", count=8).chip_counts == {"h200-sxm": 8}
+    # A chip whose names state no form factor takes any.
+    assert table.resolve("NVIDIA B200-SXM-180GB", count=8).chip_counts == {"b200": 8}
+    # Company names are not hardware: no model-number or form-factor rule.
+    companies = AliasTable({"Microsoft": "microsoft"}, hardware=False)
+    assert companies.resolve("Microsoft 365 PCIe").parts[0].chip_key == "microsoft"

@@ -8,9 +8,20 @@ Instinct MI300X 192GB HBM3`` in v5.1, ``AMD Instinct MI300X`` at Epoch). The rul
 2. Normalise each part to tokens: casefold, drop ``(R)``/``(TM)`` marks and brackets, split on anything
    that is not a letter, digit or dot (``MI300X-NPS1`` is ``mi300x nps1``).
 3. An alias whose tokens equal the part's tokens resolves it. Otherwise the aliases whose tokens occur
-   as one contiguous run inside the part's tokens are candidates; the longest run wins. Tokens are
-   compared whole, so ``b200`` never matches ``gb200``.
-4. No candidate, or longest candidates naming different chips: the part is unresolved and says why.
+   as one contiguous run inside the part's tokens are candidates, if specific enough (rule 4); the
+   longest run wins. Tokens are compared whole, so ``b200`` never matches ``gb200``.
+4. A candidate found inside a longer name must be specific enough to name that part:
+
+   a. An alias of letters only (a generation, family or codename: ``Blackwell``, ``Hopper``) counts
+      only when the rest of the name states no model number of its own. ``NVIDIA RTX PRO 6000
+      Blackwell Server Edition`` is a card with model number 6000, not the chip the news calls
+      Blackwell. A model number is a token holding a digit that is not a quantity with a unit
+      (``6000``, ``b300`` are; ``96gb``, ``750w`` are not).
+   b. A form factor the name states (SXM, PCIe, NVL, OAM) must not differ from the one the chip's own
+      names state: ``NVIDIA H200-NVL-141GB`` is not the chip named ``NVIDIA H200 SXM``, although both
+      contain ``H200``. A chip whose names state no form factor accepts any.
+
+5. No candidate, or longest candidates naming different chips: the part is unresolved and says why.
    Nothing is guessed: a name that maps to nothing stays a name.
 """
 
@@ -110,46 +121,102 @@ class Resolution:
         return tuple(part.name for part in self.parts if part.chip_key is None)
 
 
-class AliasTable:
-    """Alias -> chip key, compared by tokens. Build once per import; :meth:`resolve` is pure."""
+# A token with a digit that only states a quantity (memory, power, clock) is no model number.
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?(?:[kmgt]b|g|w|kw|[mg]hz|[gt]bps)")
+# Form factors NVIDIA and AMD ship one chip in; SXM generations (SXM2..SXM5) are one form for this rule.
+_FORM_FACTOR = re.compile(r"(?P<form>sxm|pcie|nvl|oam)\d*")
 
-    def __init__(self, aliases: Mapping[str, str] | Iterable[tuple[str, str]]) -> None:
+
+def is_model_number(token: str) -> bool:
+    """True for a token that names a product number (``6000``, ``b300``, ``v5e``), False for words and
+    for quantities with a unit (``96gb``, ``750w``): rule 4a of the module docstring."""
+    return any(char.isdigit() for char in token) and _QUANTITY.fullmatch(token) is None
+
+
+def form_factors(tokens: Iterable[str]) -> frozenset[str]:
+    """The form factors ``tokens`` state (``sxm``, ``pcie``, ``nvl``, ``oam``): rule 4b."""
+    return frozenset(match["form"] for token in tokens if (match := _FORM_FACTOR.fullmatch(token)))
+
+
+class AliasTable:
+    """Alias -> chip key, compared by tokens. Build once per import; :meth:`resolve` is pure.
+
+    ``hardware`` applies rule 4 of the module docstring (set it off for names that are not hardware,
+    such as companies, where a model number or a form factor means nothing).
+    """
+
+    def __init__(
+        self, aliases: Mapping[str, str] | Iterable[tuple[str, str]], *, hardware: bool = True
+    ) -> None:
         pairs = aliases.items() if isinstance(aliases, Mapping) else aliases
         self._exact: dict[tuple[str, ...], set[str]] = {}
         self._names: dict[tuple[str, ...], str] = {}
+        chip_tokens: dict[str, set[str]] = {}
         for alias, chip_key in pairs:
             tokens = hardware_tokens(alias)
             if tokens:
                 self._exact.setdefault(tokens, set()).add(chip_key)
                 self._names.setdefault(tokens, alias)
+                chip_tokens.setdefault(chip_key, set()).update(tokens)
+        self._hardware = hardware
+        self._forms = {chip: form_factors(tokens) for chip, tokens in chip_tokens.items()}
         self._longest = max((len(tokens) for tokens in self._exact), default=0)
 
     def __len__(self) -> int:
         return len(self._exact)
 
-    def _candidates(self, tokens: tuple[str, ...]) -> tuple[int, dict[tuple[str, ...], set[str]]]:
+    def _refusal(self, tokens: tuple[str, ...], start: int, width: int) -> str | None:
+        """Why the run ``tokens[start:start+width]`` is not specific enough (rule 4), None when it is."""
+        run = tokens[start : start + width]
+        rest = tokens[:start] + tokens[start + width :]
+        if not any(is_model_number(token) for token in run):
+            numbers = [token for token in rest if is_model_number(token)]
+            if numbers:
+                return f"{self._names[run]!r} is too broad: the name has its own model number {numbers[0]!r}"
+        stated = form_factors(rest)
+        if stated:
+            for chip in sorted(self._exact[run]):
+                own = self._forms.get(chip, frozenset())
+                if own and not own & stated:
+                    return (
+                        f"form factor differs: the name states {', '.join(sorted(stated)).upper()},"
+                        f" {chip} is {', '.join(sorted(own)).upper()}"
+                    )
+        return None
+
+    def _candidates(self, tokens: tuple[str, ...]) -> tuple[dict[tuple[str, ...], set[str]], str | None]:
+        """The longest specific runs of ``tokens`` that are aliases, and the first refusal met."""
+        refused: str | None = None
         for width in range(min(self._longest, len(tokens)), 0, -1):
-            found = {
-                run: self._exact[run]
-                for start in range(len(tokens) - width + 1)
-                if (run := tokens[start : start + width]) in self._exact
-            }
+            found: dict[tuple[str, ...], set[str]] = {}
+            for start in range(len(tokens) - width + 1):
+                run = tokens[start : start + width]
+                if run not in self._exact:
+                    continue
+                reason = self._refusal(tokens, start, width) if self._hardware else None
+                if reason is None:
+                    found[run] = self._exact[run]
+                elif refused is None:
+                    refused = reason
             if found:
-                return width, found
-        return 0, {}
+                return found, refused
+        return {}, refused
 
     def resolve_part(self, part: HardwarePart) -> ResolvedPart:
-        """``part`` resolved by rules 3 and 4 of the module docstring."""
+        """``part`` resolved by rules 3 to 5 of the module docstring."""
         tokens = hardware_tokens(part.name)
         if not tokens:
             return ResolvedPart(part.name, part.count, None, reason="no letters or digits to match")
-        _width, found = self._candidates(tokens)
+        exact = self._exact.get(tokens)
+        if exact is not None and len(exact) == 1:
+            return ResolvedPart(part.name, part.count, next(iter(exact)), alias=self._names[tokens])
+        found, refused = self._candidates(tokens)
         chips = set().union(*found.values()) if found else set()
         if len(chips) == 1:
             run = next(iter(found))
             return ResolvedPart(part.name, part.count, next(iter(chips)), alias=self._names[run])
         if not chips:
-            return ResolvedPart(part.name, part.count, None, reason="no alias matches")
+            return ResolvedPart(part.name, part.count, None, reason=refused or "no alias matches")
         names = ", ".join(sorted(chips))
         return ResolvedPart(part.name, part.count, None, reason=f"ambiguous: aliases of {names} match")
 

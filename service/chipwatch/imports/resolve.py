@@ -3,7 +3,8 @@
 Every chip, vendor and model is known by its id, its name and its aliases; the ``aliases`` table adds
 names datasets use (``AMD Instinct MI300X 192GB HBM3``). Matching follows
 :mod:`chipwatch.datasets.hardware_names`: whole tokens, exact first, else the longest alias found inside
-the name, and two different ids at that length are ambiguous. An alias whose target does not exist is
+the name, and two different ids at that length are ambiguous; a chip alias found inside a longer name
+must also be specific enough (a model number of its own, no other form factor). An alias whose target does not exist is
 ignored (a seeded alias may name a chip only a dataset import creates). :class:`Resolver` is pure once
 built; :func:`load_resolver` reads the tables.
 """
@@ -39,6 +40,7 @@ def token_key(name: str) -> str:
 class _Names:
     """Names -> ids of one kind: a token table for longest matches and the exact token sequences."""
 
+    hardware: bool = False
     pairs: list[tuple[str, str]] = field(default_factory=list)
     table: AliasTable | None = None
     exact: dict[str, set[str]] = field(default_factory=dict)
@@ -53,7 +55,7 @@ class _Names:
     def matcher(self) -> AliasTable:
         """The token table, built on first use (an import of funding rounds never matches a chip)."""
         if self.table is None:
-            self.table = AliasTable(self.pairs)
+            self.table = AliasTable(self.pairs, hardware=self.hardware)
         return self.table
 
 
@@ -69,7 +71,7 @@ class Resolver:
         models: Iterable[tuple[str, str]] = (),
         platforms: dict[str, str | None] | None = None,
     ) -> None:
-        self._names = {"chip": _Names(), "vendor": _Names(), "model": _Names()}
+        self._names = {"chip": _Names(hardware=True), "vendor": _Names(), "model": _Names()}
         for kind, pairs in (("chip", chips), ("vendor", vendors), ("model", models)):
             for name, target in pairs:
                 self._names[kind].add(name, target)
