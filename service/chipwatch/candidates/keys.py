@@ -84,7 +84,19 @@ def fact_key(kind: str, fact: Mapping[str, Any], names_only: bool = False) -> st
     candidate creates the start-up it names; later items of the same round resolve the name to the new
     id, and are filed under the candidate found by this key).
     """
-    text = json.dumps([kind, *identity(kind, fact, names_only)], ensure_ascii=False, separators=(",", ":"))
+    return _hash(kind, identity(kind, fact, names_only))
+
+
+def fact_keys(kind: str, fact: Mapping[str, Any]) -> tuple[str, str]:
+    """``(fact_key(kind, fact), fact_key(kind, fact, names_only=True))``, hashing once when both
+    identities are the same (names that resolve to no id, or no names at all)."""
+    own, by_name = identity(kind, fact), identity(kind, fact, names_only=True)
+    key = _hash(kind, own)
+    return key, key if by_name == own else _hash(kind, by_name)
+
+
+def _hash(kind: str, identity_fields: list[Any]) -> str:
+    text = json.dumps([kind, *identity_fields], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -158,6 +170,7 @@ __all__ = [
     "KB_KIND",
     "VERIFICATION_ORDER",
     "allowed_verification",
+    "fact_keys",
     "at_most",
     "confidence",
     "corroborates",

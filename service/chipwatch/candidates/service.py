@@ -110,7 +110,8 @@ def propose_from_items(
     The items-stored listener (``chipwatch.sources.hooks``): runs in the check's transaction, so the
     candidates commit or roll back with the items. Reading an item again adds nothing new. The writes
     are batched (a few statements per call, whatever the number of items), since this runs inside
-    every feed check.
+    every feed check: a new candidate is inserted with its counts, verification and corroboration
+    already computed from the items that carry it, so only candidates that existed before are updated.
     """
     ids = sorted({int(i) for i in item_ids})
     if not ids:
@@ -118,35 +119,78 @@ def propose_from_items(
     now = now or utcnow()
     lexicon = load_lexicon(session=session)
     chip_vendor = {e.id: e.vendor_id for e in lexicon.entries.values() if e.kind == "chip"}
-    found: list[tuple[Proposal, Any, str]] = []
+    read: list[tuple[Proposal, Any, str, str]] = []
     for row in _items(session, ids):
-        for proposal in extract(row.title or "", row.summary, lexicon):
-            found.append((proposal, row, keys.fact_key(proposal.kind, proposal.fact)))
-    if not found:
+        for p in extract(row.title or "", row.summary, lexicon):
+            read.append((p, row, *keys.fact_keys(p.kind, p.fact)))
+    if not read:
         return []
-    found = _known_by_name(session, found)
-    created = _insert_candidates(session, found, now)
-    by_key = _candidates_by_key(session, {(p.kind, key) for p, _row, key in found})
-    touched = _insert_links(session, found, by_key, chip_vendor, now)
-    for p, _row, key in found:
-        candidate = by_key[(p.kind, key)]
-        if candidate.id in touched and candidate.status == "pending":
-            missing = {k: v for k, v in p.fact.items() if candidate.fact.get(k) is None}
+    # One read of every candidate a proposal may belong to: under its own key, or under the key its
+    # names had before they resolved to the ids an acceptance created (see ``keys.fact_key``).
+    by_key = _candidates_by_key(session, {(p.kind, k) for p, _r, *both in read for k in both})
+    groups: dict[tuple[str, str], list[tuple[Proposal, Any]]] = {}
+    for p, row, key, name_key in read:
+        if (p.kind, key) not in by_key and (p.kind, name_key) in by_key:
+            key = name_key
+        groups.setdefault((p.kind, key), []).append((p, row))
+    fresh = {k: _merged_fact(group) for k, group in groups.items() if k not in by_key}
+    links = {k: _link_values(group, fresh.get(k) or by_key[k].fact, chip_vendor, now)
+             for k, group in groups.items()}
+    created = _insert_candidates(session, fresh, links, now)
+    by_key.update(created)
+    touched = _insert_links(session, links, by_key)
+    existing = [c for k, c in by_key.items() if k not in created and c.id in touched]
+    for c in existing:
+        if c.status == "pending":
+            missing = {f: v for p, _row in groups[(c.kind, c.fact_key)] for f, v in p.fact.items()
+                       if c.fact.get(f) is None and v is not None}
             if missing:
-                candidate.fact = {**candidate.fact, **missing}
-    _recount(session, [c for c in by_key.values() if c.id in touched], now)
-    accepted = [c for c in by_key.values() if c.id in touched and c.status == "accepted"]
+                c.fact = {**c.fact, **missing}
+    _recount(session, existing, now)
+    accepted = [c for c in existing if c.status == "accepted"]
     if accepted:
         # accept.py builds on this module, so it is imported where it is needed
         from chipwatch.candidates.accept import refresh_accepted
 
         refresh_accepted(session=session, candidates=accepted, now=now)
-    fresh = [c for c in by_key.values() if c.id in created]
-    if fresh:
-        _corroborations(session, fresh)
-        links = item_links(session, [c.id for c in fresh])
-        emit_candidates_created(session, [(c, links[c.id]) for c in sorted(fresh, key=lambda c: c.id or 0)])
-    return sorted(created)
+    if created:
+        news = sorted(created.items(), key=lambda kc: kc[1].id or 0)
+        emit_candidates_created(session, [
+            (c, [CandidateItem(candidate_id=c.id, **values) for values in links[k].values()]) for k, c in news
+        ])
+    return sorted(c.id for c in created.values() if c.id is not None)
+
+
+def _merged_fact(group: list[tuple[Proposal, Any]]) -> dict[str, Any]:
+    """The fact of a new candidate: the first proposal's fields, with those a later one knows and it does
+    not."""
+    fact = dict(group[0][0].fact)
+    for p, _row in group[1:]:
+        for field, value in p.fact.items():
+            if fact.get(field) is None and value is not None:
+                fact[field] = value
+    return fact
+
+
+def _link_values(
+    group: list[tuple[Proposal, Any]], fact: dict[str, Any], chip_vendor: dict[str, str | None], now: datetime
+) -> dict[int, dict[str, Any]]:
+    """The ``candidate_items`` values (but the candidate id) of each item carrying one fact: item id ->
+    values, the first proposal an item made of the fact."""
+    out: dict[int, dict[str, Any]] = {}
+    for p, row in group:
+        if row.id in out:
+            continue
+        subjects = keys.subjects(p.kind, fact, chip_vendor) | keys.subjects(p.kind, p.fact, chip_vendor)
+        out[row.id] = {
+            "item_id": row.id, "source_id": row.source_id, "trust": row.trust,
+            "independent": keys.is_independent(row.trust, row.publisher_id, subjects),
+            "part": p.span.part, "span_start": p.span.start, "span_end": p.span.end, "quote": p.span.text,
+            "confidence": p.confidence,
+            "published_at": None if row.published_is_estimated else row.published_at,
+            "added_at": now,
+        }
+    return out
 
 
 def _insert(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
@@ -168,69 +212,50 @@ def _candidates_by_key(session: Session, wanted: set[tuple[str, str]]) -> dict[t
     return out
 
 
-def _known_by_name(
-    session: Session, found: list[tuple[Proposal, Any, str]]
-) -> list[tuple[Proposal, Any, str]]:
-    """File a proposal under the candidate its names had before they resolved to ids, when there is
-    one and none under its own key (see ``keys.fact_key``)."""
-    own = _candidates_by_key(session, {(p.kind, key) for p, _row, key in found})
-    old = {(p.kind, keys.fact_key(p.kind, p.fact, names_only=True)) for p, _row, key in found}
-    earlier = _candidates_by_key(session, old - set(own))
-    out = []
-    for p, row, key in found:
-        name_key = keys.fact_key(p.kind, p.fact, names_only=True)
-        if (p.kind, key) not in own and (p.kind, name_key) in earlier:
-            key = name_key
-        out.append((p, row, key))
-    return out
-
-
-def _insert_candidates(session: Session, found: list[tuple[Proposal, Any, str]], now: datetime) -> set[int]:
-    """Insert a candidate for each fact not filed yet; returns the ids this call created.
+def _insert_candidates(
+    session: Session,
+    facts: dict[tuple[str, str], dict[str, Any]],
+    links: dict[tuple[str, str], dict[int, dict[str, Any]]],
+    now: datetime,
+) -> dict[tuple[str, str], Candidate]:
+    """Insert a candidate for each new fact, its counts, verification, confidence and corroboration
+    computed from ``links`` (the items carrying it); returns the candidates this call created.
 
     Created here means stamped with this call's ``now``: when a concurrent check filed the same fact
-    first, its row (and its ``candidate.created`` event) stands and this insert skips it.
+    first, its row (and its ``candidate.created`` event) stands, this insert skips it, and the caller
+    treats it as a candidate that existed before.
     """
-    wanted = {(p.kind, key) for p, _row, key in found}
-    existing = _candidates_by_key(session, wanted)
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for p, _row, key in found:
-        if (p.kind, key) not in existing and (p.kind, key) not in rows:
-            rows[(p.kind, key)] = {
-                "kind": p.kind, "fact_key": key, "status": "pending", "fact": p.fact,
-                "confidence": p.confidence,
-                "verification": "vendor_reported", "independent_sources": 0, "corroborates_kind": None,
-                "corroborates_id": None, "fact_kind": None, "fact_id": None, "created_at": now,
-                "updated_at": now, "decided_at": None, "decided_by": None, "note": None,
-            }
-    if not rows:
-        return set()
-    _insert(session, Candidate, list(rows.values()))
-    filed = _candidates_by_key(session, set(rows))
-    return {c.id for c in filed.values() if c.id is not None and as_utc(c.created_at) == now}
+    if not facts:
+        return {}
+    corroborated = _corroborations(session, facts)
+    rows = []
+    for (kind, key), fact in facts.items():
+        carriers = links[(kind, key)].values()
+        independent = len({v["source_id"] for v in carriers if v["independent"]})
+        best = max(v["confidence"] for v in carriers)
+        kb_kind, kb_id = corroborated.get((kind, key), (None, None))
+        rows.append({
+            "kind": kind, "fact_key": key, "status": "pending", "fact": fact,
+            "confidence": keys.confidence(best, independent),
+            "verification": keys.allowed_verification(independent), "independent_sources": independent,
+            "corroborates_kind": kb_kind, "corroborates_id": kb_id, "fact_kind": None, "fact_id": None,
+            "created_at": now, "updated_at": now, "decided_at": None, "decided_by": None, "note": None,
+        })
+    _insert(session, Candidate, rows)
+    filed = _candidates_by_key(session, set(facts))
+    return {k: c for k, c in filed.items() if as_utc(c.created_at) == now}
 
 
 def _insert_links(
     session: Session,
-    found: list[tuple[Proposal, Any, str]],
+    links: dict[tuple[str, str], dict[int, dict[str, Any]]],
     by_key: dict[tuple[str, str], Candidate],
-    chip_vendor: dict[str, str | None],
-    now: datetime,
 ) -> set[int]:
     """Link each item to its fact's candidate (once); returns the candidates that gained an item."""
-    rows: dict[tuple[int, int], dict[str, Any]] = {}
-    for p, row, key in found:
-        candidate = by_key[(p.kind, key)]
-        subjects = keys.subjects(p.kind, candidate.fact, chip_vendor)
-        subjects |= keys.subjects(p.kind, p.fact, chip_vendor)
-        rows.setdefault((candidate.id, row.id), {
-            "candidate_id": candidate.id, "item_id": row.id, "source_id": row.source_id, "trust": row.trust,
-            "independent": keys.is_independent(row.trust, row.publisher_id, subjects),
-            "part": p.span.part, "span_start": p.span.start, "span_end": p.span.end, "quote": p.span.text,
-            "confidence": p.confidence,
-            "published_at": None if row.published_is_estimated else row.published_at,
-            "added_at": now,
-        })
+    rows = {
+        (by_key[k].id, item_id): {"candidate_id": by_key[k].id, **values}
+        for k, carriers in links.items() for item_id, values in carriers.items()
+    }
     item_ids = sorted({item_id for _c, item_id in rows})
     linked: set[tuple[int, int]] = set()
     for start in range(0, len(item_ids), ITEM_BATCH):
@@ -269,26 +294,27 @@ def _recount(session: Session, candidates: Sequence[Candidate], now: datetime) -
     session.flush()
 
 
-def _corroborations(session: Session, candidates: Sequence[Candidate]) -> None:
-    """Point each new candidate at the knowledge-base fact that already states it, if one does: one
+def _corroborations(
+    session: Session, facts: dict[tuple[str, str], dict[str, Any]]
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """The knowledge-base fact (kind, id) that already states each new fact, for those one does: one
     query per fact kind for the rows that could match (same company, chip or operator)."""
-    by_kind: dict[str, list[Candidate]] = {}
-    for candidate in candidates:
-        by_kind.setdefault(candidate.kind, []).append(candidate)
+    by_kind: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for (kind, key), fact in facts.items():
+        by_kind.setdefault(kind, []).append((key, fact))
+    out: dict[tuple[str, str], tuple[str, str]] = {}
     for kind, group in by_kind.items():
-        rows = _kb_rows(session, kind, group)
-        for candidate in group:
-            match = next((row for row in rows if keys.corroborates(kind, candidate.fact, row)), None)
+        rows = _kb_rows(session, kind, [fact for _key, fact in group])
+        for key, fact in group:
+            match = next((row for row in rows if keys.corroborates(kind, fact, row)), None)
             if match is not None:
-                candidate.corroborates_kind, candidate.corroborates_id = keys.KB_KIND[kind], match.id
-                session.add(candidate)
-    session.flush()
+                out[(kind, key)] = (keys.KB_KIND[kind], match.id)
+    return out
 
 
-def _kb_rows(session: Session, kind: str, candidates: Sequence[Candidate]) -> list[Any]:
-    """The knowledge-base rows of ``kind``'s table in force that name an entity of ``candidates``."""
+def _kb_rows(session: Session, kind: str, facts: Sequence[dict[str, Any]]) -> list[Any]:
+    """The knowledge-base rows of ``kind``'s table in force that name an entity of ``facts``."""
     table = KB_TABLES[keys.KB_KIND[kind]]
-    facts = [c.fact for c in candidates]
     if kind in ("funding", "acquisition"):
         ids = sorted({f["vendor_id"] for f in facts if f.get("vendor_id")})
         where = table.vendor_id.in_(ids) if ids else None
