@@ -3,10 +3,11 @@
 Every chip, vendor and model is known by its id, its name and its aliases; the ``aliases`` table adds
 names datasets use (``AMD Instinct MI300X 192GB HBM3``). Matching follows
 :mod:`chipwatch.datasets.hardware_names`: whole tokens, exact first, else the longest alias found inside
-the name, and two different ids at that length are ambiguous; a chip alias found inside a longer name
-must also be specific enough (a model number of its own, no other form factor). An alias whose target does not exist is
-ignored (a seeded alias may name a chip only a dataset import creates). :class:`Resolver` is pure once
-built; :func:`load_resolver` reads the tables.
+the name, and two different ids at that length are ambiguous. A chip alias found inside a longer name
+must also be specific enough (rule 4 there: a generation name such as Blackwell does not name a part
+with a model number of its own; a part of another form factor is another chip). An alias whose target
+does not exist is ignored (a seeded alias may name a chip only a dataset import creates).
+:class:`Resolver` is pure once built; :func:`load_resolver` reads the tables.
 """
 
 from __future__ import annotations
