@@ -70,3 +70,12 @@ def test_require_fact_waits_for_the_accepted_fact(client, httpserver, admin_head
     assert ("deployment", fact_id) in [(e["ref_kind"], e["ref_id"]) for e in decided["evidence"]]
     moves = client.get("/v1/signals/jalapeno-100mw-fact/history").json()["items"]
     assert [m["cause"] for m in moves] == ["rule:1"]
+
+    # Retracting the fact withdraws the move it made; the item evidence left standing still cannot decide
+    # the signal, so it stays open instead of resolving again on the news.
+    r = client.delete(f"/v1/deployments/{fact_id}", headers=admin_headers)
+    assert r.status_code == 200, r.text
+    reopened = client.get("/v1/signals/jalapeno-100mw-fact").json()
+    assert (reopened["status"], reopened["outcome"]) == ("open", None)
+    moves = client.get("/v1/signals/jalapeno-100mw-fact/history").json()["items"]
+    assert [m["cause"] for m in moves] == ["rule:1", "retraction"]

@@ -422,26 +422,32 @@ def move_with_retry(
 # ---------------------------------------------------------------------------------------------------
 
 
-def _decisive(signal: Signal, f: Finding) -> bool:
-    if f.ref_kind == "item" and signal.require_fact:
+def _decisive(signal: Signal, ref_kind: str, latest: datetime | None) -> bool:
+    if ref_kind == "item" and signal.require_fact:
         return False  # the signal waits for an accepted fact; the item stays as evidence
-    if signal.deadline is None or f.latest is None:
+    if signal.deadline is None or latest is None:
         return True
-    return f.latest < day_end(signal.deadline)
+    return latest < day_end(signal.deadline)
 
 
-def _evidence_plan(signal: Signal, new: list[tuple[Evidence, Finding]]) -> Plan | None:
-    """The move ``new`` evidence makes on ``signal`` as it is now (``None``: no move)."""
+def evidence_plan(signal: Signal, rows: list[tuple[Evidence, str, datetime | None]]) -> Plan | None:
+    """The move evidence makes on ``signal`` as it is now (``None``: no move).
+
+    ``rows`` pairs each evidence row with its reference kind and the latest time its publication can
+    have been (``None``: unknown, which counts as in time). Both fresh evidence and evidence left
+    standing after a retraction are decided here, so the deadline and ``require_fact`` rules are the
+    same for both.
+    """
     candidates = [
         sm.Candidate(
             key=ev.id or 0,
             side=ev.side,  # type: ignore[arg-type]
             condition_index=ev.condition_index,
             published_at=ev.published_at,
-            decisive=_decisive(signal, f),
+            decisive=_decisive(signal, ref_kind, latest),
             reason=ev.reason,
         )
-        for ev, f in new
+        for ev, ref_kind, latest in rows
     ]
     decision = sm.decide_on_evidence(state_of(signal), signal.review, candidates)
     if decision.move is None:
@@ -461,8 +467,9 @@ def _settle(
     # The move is decided first so that a lost race cannot leave events describing a stale state; the
     # evidence events carry the state the evidence arrived in and precede the status change in the
     # outbox, which is delivered in id order.
+    rows = [(ev, f.ref_kind, f.latest) for ev, f in new]
     signal, before, history = move_with_retry(
-        session, signal_id, lambda current: _evidence_plan(current, new), now, loaded
+        session, signal_id, lambda current: evidence_plan(current, rows), now, loaded
     )
     arrived = SimpleNamespace(
         id=signal.id,

@@ -33,7 +33,7 @@ from chipwatch.signals.record import (
     EvaluationReport,
     Plan,
     announce_move,
-    day_end,
+    evidence_plan,
     move_with_retry,
 )
 from chipwatch.signals.rules_cache import definition_of
@@ -80,29 +80,6 @@ def _withdraw_plan(signal: Signal, last: SignalHistory | None, withdrawn: set[in
     return Plan(move) if move is not None else None
 
 
-def _redecide_plan(signal: Signal, unused: list[Evidence]) -> Plan | None:
-    """The move the signal's unused, standing evidence makes on it now (None: none)."""
-    candidates = [
-        sm.Candidate(
-            key=ev.id or 0,
-            side=ev.side,  # type: ignore[arg-type]
-            condition_index=ev.condition_index,
-            published_at=ev.published_at,
-            decisive=signal.deadline is None
-            or ev.published_at is None
-            or ev.published_at < day_end(signal.deadline),
-            reason=ev.reason,
-        )
-        for ev in unused
-    ]
-    decision = sm.decide_on_evidence(
-        sm.State(signal.status, signal.outcome, signal.version),  # type: ignore[arg-type]
-        signal.review,
-        candidates,
-    )
-    return None if decision.move is None else Plan(decision.move, decision.deciding, decision.known_at)
-
-
 def _settle_signal(
     session: Session, signal_id: str, label: str, now: datetime, report: EvaluationReport
 ) -> None:
@@ -122,8 +99,9 @@ def _settle_signal(
         return
     announce_move(session, signal, moved, report)
     unused = [ev for ev in evidence if ev.id not in withdrawn and ev.id not in cited]
+    rows = [(ev, ev.ref_kind, ev.published_at) for ev in unused]
     signal, _before, again = move_with_retry(
-        session, signal_id, lambda current: _redecide_plan(current, unused), now
+        session, signal_id, lambda current: evidence_plan(current, rows), now
     )
     if again is not None:
         announce_move(session, signal, again, report)
