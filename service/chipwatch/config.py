@@ -51,6 +51,12 @@ class Settings(BaseSettings):
 
     deadline_warning_days: int = 14
 
+    # Pages: failed /login attempts allowed per client address in any sliding minute (then 429).
+    login_attempts_per_minute: int = Field(default=10, gt=0)
+    # Pages: the origins (scheme://host[:port], comma-separated) admin forms may be posted from. Unset,
+    # a form's Origin must match the request's Host header; set it behind a proxy that rewrites Host.
+    public_origins: str | None = None
+
     @field_validator("database_url")
     @classmethod
     def _blank_is_none(cls, v: str | None) -> str | None:

@@ -8,22 +8,46 @@ balancer probes them) and say nothing but ``ok``/``ready`` and why not.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, Depends, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chipwatch import __version__
+from chipwatch.config import get_settings
 from chipwatch.db import get_engine
 from chipwatch.kit.auth import require_reader, require_scraper
 from chipwatch.kit.errors import ApiError
 from chipwatch.metrics import render as render_metrics
 from chipwatch.migrate import schema_lag
 from chipwatch.pages import assets
+from chipwatch.pages.session import viewer_of
 
 OPENAPI_URL = "/openapi.json"
 
 ops_router = APIRouter(tags=["ops"])
-docs_router = APIRouter(dependencies=[Depends(require_reader)], include_in_schema=False)
+
+
+async def require_docs_reader(request: Request) -> None:
+    """The API's documentation is read with the read or admin token, or from a pages session (so a
+    browser logged in at ``/login`` opens ``/docs``, and Swagger UI fetches the document with the
+    cookie). A browser without either is sent to the login form (303); anything else gets the 401."""
+    if viewer_of(request, get_settings()).role is not None:
+        return
+    try:
+        await require_reader(request)
+    except StarletteHTTPException:
+        if "text/html" in request.headers.get("accept", "") and request.url.path != OPENAPI_URL:
+            raise StarletteHTTPException(
+                303, "log in to read the documentation",
+                headers={"Location": f"/login?next={quote(request.url.path, safe='/')}"},
+            ) from None
+        raise
+
+
+docs_router = APIRouter(dependencies=[Depends(require_docs_reader)], include_in_schema=False)
 
 
 @ops_router.get("/metrics", response_class=PlainTextResponse, dependencies=[Depends(require_scraper)],

@@ -51,6 +51,19 @@ def test_a_read_token_closes_docs_and_metrics_but_not_the_probes(db, monkeypatch
         assert client.get("/readyz").json() == {"status": "ready"}
 
 
+def test_a_browser_logged_in_at_the_pages_opens_the_docs(db, monkeypatch):
+    with _client(monkeypatch, read_token=READ) as client:
+        browser = {"Accept": "text/html,application/xhtml+xml"}
+        sent = client.get("/docs", headers=browser, follow_redirects=False)
+        assert sent.status_code == 303 and sent.headers["location"] == "/login?next=/docs"
+        assert client.get("/openapi.json", headers=browser).status_code == 401  # a fetch, not a page
+        logged_in = client.post("/login", data={"token": READ, "next": "/docs"}, follow_redirects=False)
+        assert logged_in.status_code == 303 and logged_in.headers["location"] == "/docs"
+        assert "swagger-ui" in client.get("/docs", headers=browser).text
+        assert "/v1/chips" in client.get("/openapi.json").json()["paths"]  # Swagger UI's fetch, by cookie
+        assert client.get("/v1/chips").status_code == 401  # the API itself still takes tokens only
+
+
 @pytest.mark.parametrize("read_token", [None, READ])
 def test_a_metrics_token_is_the_only_one_metrics_take_besides_the_admin(db, monkeypatch, read_token):
     env = {"metrics_token": METRICS, **({"read_token": read_token} if read_token else {})}

@@ -7,7 +7,9 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from fastapi.testclient import TestClient
 
+from chipwatch.config import get_settings
 from chipwatch.kit.httpcache import read_cache
 from chipwatch.kit.sessions import write_session
 from chipwatch.pages.render import PAGE_KEY_PREFIX
@@ -179,6 +181,40 @@ def test_login_exchanges_the_token_for_a_strict_http_only_cookie(client):
     attributes = {part.strip().lower() for part in cookie.split(";")}
     assert {"httponly", "samesite=strict", "path=/", "max-age=28800"} <= attributes
     assert "Log out" in client.get("/").text
+
+
+def test_failed_logins_are_throttled_per_address_and_a_right_token_waits_too(client, monkeypatch):
+    monkeypatch.setenv("CHIPWATCH_LOGIN_ATTEMPTS_PER_MINUTE", "3")
+    get_settings.cache_clear()
+    for _ in range(3):
+        assert client.post("/login", data={"token": "guess", "next": "/"}).status_code == 401
+    throttled = client.post("/login", data={"token": ADMIN_TOKEN, "next": "/"}, follow_redirects=False)
+    assert throttled.status_code == 429 and 1 <= int(throttled.headers["retry-after"]) <= 60
+    assert "Too many failed attempts" in throttled.text
+    assert COOKIE_NAME not in throttled.headers.get("set-cookie", "")
+    # another address has its own window
+    other = TestClient(client.app, client=("198.51.100.7", 50000))
+    answer = other.post("/login", data={"token": ADMIN_TOKEN, "next": "/"}, follow_redirects=False)
+    assert answer.status_code == 303
+
+
+def test_forms_behind_a_proxy_are_judged_by_the_public_origins(client, monkeypatch):
+    monkeypatch.setenv("CHIPWATCH_PUBLIC_ORIGINS", "https://chips.example, https://chips.example:8443")
+    get_settings.cache_clear()
+    csrf = log_in(client)
+    for origin, expected in (
+        ("http://testserver", 403),  # the Host the proxy rewrote to is not a public origin
+        ("https://evil.example", 403),
+        ("https://chips.example:8443", 303),
+    ):
+        answer = client.post(
+            f"/signals/{SIGNAL}/resolve",
+            data={"outcome": "yes", "csrf_token": csrf},
+            headers={"Origin": origin},
+            follow_redirects=False,
+        )
+        assert answer.status_code == expected, origin
+    assert client.get(f"/v1/signals/{SIGNAL}").json()["status"] == "resolved"
 
 
 def test_admin_actions_need_an_admin_session_its_csrf_token_and_the_same_origin(client):

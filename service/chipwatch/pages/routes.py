@@ -28,6 +28,7 @@ from chipwatch.kit.errors import ApiError
 from chipwatch.kit.sessions import WriteSession
 from chipwatch.knowledge.checks import Invalid
 from chipwatch.pages import assets, reads, views, wording
+from chipwatch.pages.login_limit import throttle_of
 from chipwatch.pages.render import PageCacheMiddleware, html_response, page, render
 from chipwatch.pages.session import (
     ANONYMOUS,
@@ -90,11 +91,12 @@ class AdminAction:
 async def admin_action(request: Request) -> AdminAction:
     """Request dependency of every admin action: an admin session, a same-origin request, and the
     session's CSRF token in the form (403 page otherwise)."""
-    viewer = viewer_of(request, get_settings())
+    settings = get_settings()
+    viewer = viewer_of(request, settings)
     if not viewer.is_admin:
         raise PageError(403, "Admins only", "Log in with the admin token to do this.", back="/login")
     form = await request.form()
-    if not same_origin(request) or not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
+    if not same_origin(request, settings.public_origins) or not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
         raise PageError(
             403, "Form expired", "The form was not sent from this session; reload the page and try again."
         )
@@ -290,10 +292,20 @@ async def login(
     request: Request, token: str = Form("", max_length=500), next: str = Form("/", max_length=2000)
 ) -> Response:
     """Exchange the admin or read token for a signed session cookie and go to ``next``; the form again
-    with 401 for a wrong token."""
+    with 401 for a wrong token, and with 429 and Retry-After once this client address has failed
+    ``CHIPWATCH_LOGIN_ATTEMPTS_PER_MINUTE`` times in the last minute (the token is then not looked at)."""
     settings = get_settings()
-    role = role_for_token(settings, token) if same_origin(request) else None
+    throttle = throttle_of(request, settings.login_attempts_per_minute)
+    wait_s = throttle.retry_after_s(request)
+    if wait_s is not None:
+        error = f"Too many failed attempts from this address: try again in {wait_s} s."
+        body = render("login.html", ANONYMOUS, next=_safe_next(next), error=error)
+        response = html_response(request, body, status_code=429)
+        response.headers["Retry-After"] = str(wait_s)
+        return response
+    role = role_for_token(settings, token) if same_origin(request, settings.public_origins) else None
     if role is None:
+        throttle.failed(request)
         body = render("login.html", ANONYMOUS, next=_safe_next(next), error="That token is not valid here.")
         return html_response(request, body, status_code=401)
     value, _viewer = new_session(settings, role)
@@ -305,8 +317,10 @@ async def login(
 @router.post("/logout")
 async def logout(request: Request, csrf_token: str | None = Form(None, max_length=200)) -> Response:
     """End the session (the form carries the CSRF token) and go to the race page."""
-    viewer = viewer_of(request, get_settings())
-    if viewer.role is not None and not (same_origin(request) and csrf_ok(viewer, csrf_token)):
+    settings = get_settings()
+    viewer = viewer_of(request, settings)
+    posted_here = same_origin(request, settings.public_origins) and csrf_ok(viewer, csrf_token)
+    if viewer.role is not None and not posted_here:
         raise PageError(403, "Form expired", "Reload the page and try again.")
     response = RedirectResponse("/", status_code=303)
     clear_session_cookie(response, request)

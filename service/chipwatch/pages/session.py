@@ -119,11 +119,13 @@ def csrf_ok(viewer: Viewer, token: str | None) -> bool:
     return viewer.csrf is not None and token is not None and _same(token, viewer.csrf)
 
 
-def same_origin(request: Request) -> bool:
+def same_origin(request: Request, public_origins: str | None = None) -> bool:
     """False when the request names an ``Origin`` that is not this service (a cross-site form post).
 
-    Browsers send ``Origin`` on every cross-origin POST; a request without it (an older browser, a
-    script) is judged by the CSRF token alone.
+    ``public_origins`` (``CHIPWATCH_PUBLIC_ORIGINS``: comma-separated ``scheme://host[:port]``) lists the
+    origins the service is reached at; unset, the ``Origin`` must match the ``Host`` header. Browsers
+    send ``Origin`` on every cross-origin POST; a request without it (an older browser, a script) is
+    judged by the CSRF token alone.
     """
     origin = request.headers.get("origin")
     if origin is None:
@@ -131,8 +133,12 @@ def same_origin(request: Request) -> bool:
     if origin == "null":
         return False
     parts = urlsplit(origin)
-    host = request.headers.get("host", "")
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+    if parts.scheme not in ("http", "https"):
+        return False
+    if public_origins:
+        allowed = {o.strip().rstrip("/").lower() for o in public_origins.split(",") if o.strip()}
+        return f"{parts.scheme}://{parts.netloc}".lower() in allowed
+    return parts.netloc.lower() == request.headers.get("host", "").lower()
 
 
 def set_session_cookie(response: Response, request: Request, value: str) -> None:
