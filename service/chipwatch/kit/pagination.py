@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from fastapi import Query
 from pydantic import BaseModel
-from sqlalchemy import and_, or_
+from sqlalchemy import literal, tuple_
 from sqlalchemy.sql import Select
 from sqlmodel import Session
 
@@ -105,13 +105,14 @@ def cursor_key(cursor: str | None, keys: Sequence[Any]) -> tuple[Any, ...] | Non
 
 
 def _after(keys: Sequence[Any], values: Sequence[Any], descending: bool) -> Any:
-    """Rows strictly past ``values`` in key order, written as an OR of prefixes so an index on the
-    key columns serves it on SQLite and PostgreSQL alike."""
-    terms = []
-    for i, column in enumerate(keys):
-        step = column < values[i] if descending else column > values[i]
-        terms.append(and_(*(keys[j] == values[j] for j in range(i)), step))
-    return or_(*terms)
+    """Rows strictly past ``values`` in key order, as one row-value comparison ``(a, b) < (?, ?)``: both
+    SQLite (3.15+) and PostgreSQL read it as a range on an index over the key columns, where the OR of
+    prefixes (``a < ? OR (a = ? AND b < ?)``) makes SQLite scan from the start of the index."""
+    if len(keys) == 1:
+        return keys[0] < values[0] if descending else keys[0] > values[0]
+    row = tuple_(*keys)
+    bound = tuple_(*(literal(v, type_=k.type) for k, v in zip(keys, values, strict=True)))
+    return row < bound if descending else row > bound
 
 
 def _default_row_key(keys: Sequence[Any]) -> Callable[[Any], tuple[Any, ...]]:

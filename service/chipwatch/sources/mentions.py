@@ -94,7 +94,12 @@ def link_mentions(*, session: Session, items: Sequence[Item]) -> int:
     for item in items:
         for entity_id in sorted(matcher.entities_in(item_text(item))):
             rows.append(
-                ItemMention(item_id=item.id, entity_id=entity_id, entity_kind=kinds.get(entity_id, ""))
+                ItemMention(
+                    item_id=item.id,
+                    entity_id=entity_id,
+                    entity_kind=kinds.get(entity_id, ""),
+                    sort_at=item.sort_at,
+                )
             )
     session.add_all(rows)
     session.flush()

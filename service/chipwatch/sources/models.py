@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal, get_args
 
-from sqlalchemy import Index, String, Text, UniqueConstraint, event, inspect
+from sqlalchemy import Index, String, Text, UniqueConstraint, event, inspect, select, update
 from sqlmodel import Field, SQLModel
 
 from chipwatch.kit.time import utcnow
@@ -98,7 +98,9 @@ class Item(SQLModel, table=True):
         Index("ix_items_source_hash", "source_id", "content_hash"),
         Index("ix_items_published", "published_at"),
         Index("ix_items_sort", "sort_at", "id"),
-        Index("ix_items_source_sort", "source_id", "sort_at"),
+        # Ends in id so that a source's newest-first page (sort_at, id) walks this index on PostgreSQL
+        # too, where an index does not carry the row id as SQLite's does.
+        Index("ix_items_source_sort", "source_id", "sort_at", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -160,9 +162,33 @@ class ItemMention(SQLModel, table=True):
     """An item names a knowledge-base entity (by name or alias)."""
 
     __tablename__ = "item_mentions"
-    __table_args__ = (UniqueConstraint("item_id", "entity_id"), Index("ix_mentions_entity", "entity_id"))
+    __table_args__ = (
+        UniqueConstraint("item_id", "entity_id"),
+        # items?mentions=X newest first walks this index from its end and stops after one page, for a
+        # rare entity and a common one alike: no sort of every item that mentions X.
+        Index("ix_mentions_entity_sort", "entity_id", "sort_at", "item_id"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     item_id: int = Field(foreign_key="items.id", index=True)
     entity_id: str = Field(max_length=64)
     entity_kind: str = Field(max_length=16)
+    sort_at: datetime = _ts(
+        default=None, description="the item's sort_at, copied so that a mention listing reads one index"
+    )
+
+
+@event.listens_for(ItemMention, "before_insert")
+def _copy_item_sort_at(_mapper, connection, mention: ItemMention) -> None:
+    # The item's value, read when the writer did not give it (link_mentions does).
+    if mention.sort_at is None:
+        mention.sort_at = connection.scalar(select(Item.sort_at).where(Item.id == mention.item_id))
+
+
+@event.listens_for(Item, "after_update")
+def _follow_sort_at(_mapper, connection, item: Item) -> None:
+    # A corrected publication date moves the item in every listing, the mention listings included.
+    if inspect(item).attrs.sort_at.history.has_changes():
+        connection.execute(
+            update(ItemMention).where(ItemMention.item_id == item.id).values(sort_at=item.sort_at)
+        )

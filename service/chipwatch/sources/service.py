@@ -263,19 +263,28 @@ def list_items(
     if unknown:
         raise InvalidSource(unknown)
     filters = []
+    plan = search_plan(q, dialect=session.get_bind().dialect.name) if q else None
+    if mentions and (plan is None or plan.ranked is None):
+        # Newest first through the mention rows' own (entity_id, sort_at, item_id) index: one page
+        # read off its end, each item then fetched by key; never every mentioning item sorted.
+        stmt = select(Item).join(ItemMention, ItemMention.item_id == Item.id)
+        filters.append(ItemMention.entity_id == mentions)
+        keys = (ItemMention.sort_at, ItemMention.item_id)
+    else:
+        stmt = select(Item)
+        keys = (Item.sort_at, Item.id)
+        if mentions:
+            filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
     if source_id:
         filters.append(Item.source_id == source_id)
-    if mentions:
-        filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
     if since is not None:
-        filters.append(Item.sort_at >= since)
-    plan = search_plan(q, dialect=session.get_bind().dialect.name) if q else None
+        filters.append(keys[0] >= since)
     if plan is None or plan.ranked is None:
         if plan is not None:
             filters.append(plan.where)
         rows, next_cursor = keyset_page(
-            session, select(Item).where(*filters), keys=(Item.sort_at, Item.id), cursor=cursor, limit=limit,
-            descending=True,
+            session, stmt.where(*filters), keys=keys, cursor=cursor, limit=limit, descending=True,
+            row_key=lambda item: (item.sort_at, item.id),
         )
     else:
         rows, next_cursor = _ranked_page(session, plan, filters, cursor=cursor, limit=limit)
