@@ -39,17 +39,24 @@ def _write_lock_free() -> bool:
 def builds(monkeypatch) -> list[tuple[str, bool]]:
     """Every matcher build of the test: (which, whether the write lock was free while it ran)."""
     seen: list[tuple[str, bool]] = []
-    real_matcher, real_compile = mentions.EntityMatcher, rules_cache.compile_signals
+    real_compile = rules_cache.compile_signals
 
-    def matcher(entities):
-        seen.append(("entities", _write_lock_free()))
-        return real_matcher(entities)
+    class RecordedIndex(mentions.EntityIndex):
+        # Built whole the first time, updated from the cached one after: both are builds.
+        def __init__(self, entities=()):
+            seen.append(("entities", _write_lock_free()))
+            super().__init__(entities)
+
+        def updated(self, entities):
+            seen.append(("entities", _write_lock_free()))
+            return super().updated(entities)
 
     def compile_signals(defs, entities):
         seen.append(("rules", _write_lock_free()))
         return real_compile(defs, entities)
 
-    monkeypatch.setattr(mentions, "EntityMatcher", matcher)
+    monkeypatch.setattr(mentions, "EntityIndex", RecordedIndex)
+    monkeypatch.setattr(mentions, "_matcher_cache", None)
     monkeypatch.setattr(rules_cache, "compile_signals", compile_signals)
     rules_cache.clear_rules_cache()
     return seen

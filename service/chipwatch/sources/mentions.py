@@ -1,8 +1,9 @@
 """Mentions: linking stored items to the knowledge-base entities their text names.
 
-The matching itself is :class:`chipwatch.text.entities.EntityMatcher` (Latin names and aliases on word
-boundaries, CJK ones as substrings); this module keeps one compiled matcher over every entity, writes
-the ``item_mentions`` rows of stored items, and reads them back for the API.
+The matching itself is :class:`chipwatch.text.entities.EntityIndex` (Latin names and aliases on word
+boundaries, CJK ones as substrings); this module keeps one index over every entity, brought up to date
+entity by entity when names change, writes the ``item_mentions`` rows of stored items, and reads them
+back for the API.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlmodel import Session
 
 from chipwatch.knowledge.models import ENTITY_TABLES
 from chipwatch.sources.models import Item, ItemMention
-from chipwatch.text.entities import Entity, EntityMatcher
+from chipwatch.text.entities import Entity, EntityIndex
 
 IN_CHUNK = 500  # bound on IN (...) list sizes
 
@@ -26,7 +27,7 @@ IN_CHUNK = 500  # bound on IN (...) list sizes
 @dataclass(frozen=True, slots=True)
 class _MatcherEntry:
     fingerprint: str
-    matcher: EntityMatcher
+    matcher: EntityIndex
     kinds: dict[str, str]
 
 
@@ -34,13 +35,14 @@ _matcher_lock = threading.Lock()
 _matcher_cache: _MatcherEntry | None = None
 
 
-def entity_matcher(*, session: Session) -> tuple[EntityMatcher, dict[str, str]]:
-    """``(EntityMatcher over every knowledge-base entity, {entity id: kind})``.
+def entity_matcher(*, session: Session) -> tuple[EntityIndex, dict[str, str]]:
+    """``(EntityIndex over every knowledge-base entity, {entity id: kind})``.
 
     Kinds are those of :data:`chipwatch.knowledge.models.ENTITY_TABLES` (``vendor``, ``chip``,
     ``model``, ``benchmark``); an id used by two kinds is one entity named by both lists of names (kind
     from the first table). The compiled matcher is cached keyed on a digest of every id, name and
-    alias, so it is rebuilt exactly when the knowledge base's names change.
+    alias; when the names change, the cached index is updated for the entities whose names changed
+    (milliseconds), not built again.
     """
     global _matcher_cache
     rows = [tuple(row) for row in session.execute(_entity_names_query())]
@@ -54,7 +56,8 @@ def entity_matcher(*, session: Session) -> tuple[EntityMatcher, dict[str, str]]:
     for _rank, kind, entity_id, name, aliases in rows:
         kinds.setdefault(entity_id, kind)
         names.setdefault(entity_id, []).extend([name, *(aliases or [])])
-    matcher = EntityMatcher([Entity(id=i, names=n) for i, n in sorted(names.items())])
+    entities = [Entity(id=i, names=n) for i, n in sorted(names.items())]
+    matcher = cached.matcher.updated(entities) if cached is not None else EntityIndex(entities)
     with _matcher_lock:
         _matcher_cache = _MatcherEntry(fingerprint, matcher, kinds)
     return matcher, kinds
