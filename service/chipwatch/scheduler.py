@@ -9,7 +9,6 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from chipwatch.config import Settings
-from chipwatch.imports.jobs import JOBS as IMPORT_JOBS
 from chipwatch.kit.jobs import Job
 from chipwatch.kit.time import utcnow
 from chipwatch.signals.jobs import JOBS as SIGNAL_JOBS
@@ -21,7 +20,7 @@ log = logging.getLogger("chipwatch.scheduler")
 
 def collect_jobs() -> list[Job]:
     """Every domain's declared jobs (``JOBS`` of each ``jobs`` module), named here one by one."""
-    return [*SOURCE_JOBS, *IMPORT_JOBS, *SIGNAL_JOBS, *WEBHOOK_JOBS]
+    return [*SOURCE_JOBS, *SIGNAL_JOBS, *WEBHOOK_JOBS]
 
 
 class RunningScheduler:

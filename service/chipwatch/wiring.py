@@ -8,6 +8,7 @@ were registered here, so neither imports the signals domain.
 * items stored by a feed check -> signal evaluation of those items, and the candidate facts read from
   them (chipwatch.candidates); before its write, the check builds the signal rules in a read
   transaction, so they are not compiled under the write lock;
+* the changed file of a dataset source, fetched by the same check -> an import (chipwatch.imports);
 * the metrics registry -> the queue-depth gauge, read from the domains' tables at scrape time.
 
 Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and collected by
@@ -17,11 +18,12 @@ Scheduled jobs are declared by each domain (``JOBS`` in its ``jobs.py``) and col
 from __future__ import annotations
 
 from chipwatch.candidates.service import propose_from_items
+from chipwatch.imports.runner import import_from_source
 from chipwatch.queue_depth import register_queue_depth
 from chipwatch.signals.evaluation import evaluate_items, register_fact_listener
 from chipwatch.signals.retraction import register_retraction_listener
 from chipwatch.signals.rules_cache import compiled_rules
-from chipwatch.sources.hooks import on_items_stored, on_prepare_store
+from chipwatch.sources.hooks import on_dataset_fetched, on_items_stored, on_prepare_store
 
 
 def wire() -> None:
@@ -31,4 +33,5 @@ def wire() -> None:
     on_items_stored(evaluate_items)
     on_items_stored(propose_from_items)
     on_prepare_store(compiled_rules)
+    on_dataset_fetched(import_from_source)
     register_queue_depth()

@@ -34,7 +34,6 @@ SELF_COMMITTING = {
     ("POST", "/v1/sources/opml"),
     ("POST", "/v1/sources/{source_id}/check"),
     ("POST", "/v1/imports"),
-    ("POST", "/v1/imports/sources/{source_id}/check"),
 }
 """Async routes that read their body or run a check first, then write in a transaction of their own
 that commits before they return (``acknowledged_write``, the check's writers, the import runner)."""

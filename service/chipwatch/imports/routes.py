@@ -11,14 +11,13 @@ from sqlmodel import Session
 
 from chipwatch.config import get_settings
 from chipwatch.datasets.kinds import DATASET_KINDS
-from chipwatch.imports import aliases, polling, runner, service
+from chipwatch.imports import aliases, runner, service
 from chipwatch.imports.models import AliasKind
 from chipwatch.imports.schemas import (
     AliasChange,
     AliasCreate,
     AliasPublic,
     AliasUpdate,
-    DatasetCheckPublic,
     ImportPublic,
     UnresolvedName,
 )
@@ -134,18 +133,6 @@ async def create_import(
     if dry_run:
         response.status_code = 200
     return outcome.report
-
-
-@router.post("/imports/sources/{source_id}/check", response_model=DatasetCheckPublic, dependencies=[AdminDep])
-async def check_dataset_source(source_id: str = Path(..., max_length=64)):
-    """Check a dataset source now (admin), as its schedule would: conditional GET through the guarded
-    fetcher, an import when the bytes changed, health and next check recorded. A source that cannot be
-    reached answers 200 with ``status`` ``error`` (its health says so too); 404 for a source that is not
-    a dataset source with a URL."""
-    try:
-        return await polling.check_dataset_source(source_id)
-    except polling.NotADatasetSource as exc:
-        raise NotFound("dataset source", source_id) from exc
 
 
 @contextmanager

@@ -2,8 +2,9 @@
 file, an upload or a URL fetched through the guarded fetcher: SSRF guard, size and time caps) and owning
 the transaction (commit; roll back a dry run; record a refusal in a transaction of its own).
 
-The scheduled check of a dataset source reaches the same :func:`~chipwatch.imports.service.run_import`
-through the sources domain's dataset hook, inside the check's own transaction.
+The check of a dataset source (the sources domain's check pass, or ``POST /v1/sources/{id}/check``)
+reaches the same :func:`~chipwatch.imports.service.run_import` through :func:`import_from_source`, which
+the wiring registers as the sources domain's dataset importer; it runs inside the check's transaction.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlmodel import Session
+
 from chipwatch.config import Settings, get_settings
 from chipwatch.db import session_scope
 from chipwatch.imports.schemas import ImportPublic
 from chipwatch.imports.service import ImportRefused, ImportRequest, Progress, record_refusal, run_import
 from chipwatch.sources.fetch import fetch_feed, make_client
+from chipwatch.sources.hooks import DatasetImported
 
 
 class FetchFailed(ValueError):
@@ -130,3 +134,27 @@ async def submit(
         actor=actor,
     )
     return await asyncio.to_thread(execute_import, request, dry_run=dry_run, settings=settings)
+
+
+def import_from_source(
+    *, session: Session, source_id: str, kind: str, body: bytes, url: str
+) -> DatasetImported:
+    """Import the changed bytes of dataset source ``source_id`` (of dataset ``kind``, fetched from the
+    final ``url``) in the check's ``session``; flushes, never commits.
+
+    Returns the applied import's id, or, for a refused file, the recorded refusal's id with ``error``
+    ``import refused: <reason>``. Other exceptions propagate: the check records them as the source's
+    failure and nothing of the import lands.
+    """
+    name = url.rsplit("?", 1)[0].rsplit("/", 1)[-1]
+    request = ImportRequest(
+        kind=kind, data=body, file_name=name, url=url, source_id=source_id, actor="source"
+    )
+    try:
+        # A savepoint: whatever a refused import flushed goes, the check's health update stays.
+        with session.begin_nested():
+            imp = run_import(session=session, request=request)
+    except ImportRefused as refusal:
+        refused = record_refusal(session=session, request=request, refusal=refusal)
+        return DatasetImported(refused.id, f"import refused: {refusal.reason}")
+    return DatasetImported(imp.id)

@@ -102,16 +102,3 @@ class UnresolvedName(BaseModel):
     datasets: list[str]
     rows_waiting: int
     example_row_keys: list[str]
-
-
-class DatasetCheckPublic(BaseModel):
-    """One check of a dataset source: ``status`` ``imported``, ``unchanged`` (304 or the same bytes),
-    ``refused`` (the file was refused; ``error`` says why) or ``error`` (fetch or storage failure, kept
-    in the source's health); the import written, if any, and when the source is checked next (UTC)."""
-
-    source_id: str
-    status: str
-    http_status: int | None = None
-    import_id: int | None = None
-    error: str | None = None
-    next_check_at: datetime | None = None

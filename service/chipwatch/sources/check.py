@@ -1,12 +1,17 @@
-"""Checking one source: fetch, parse, store, record health and schedule. The one code path for a feed
-check, used by the scheduled pass (:mod:`chipwatch.sources.check_pass`), ``POST /v1/sources/{id}/check``
-and ``chipwatch check``::
+"""Checking one source: fetch, parse, store, record health and schedule. The one code path for a
+check of a feed or a dataset source, used by the scheduled pass (:mod:`chipwatch.sources.check_pass`),
+``POST /v1/sources/{id}/check`` and ``chipwatch check``::
 
     read the source (short read transaction, or the snapshot a claim already read)
       -> fetch (no transaction open during HTTP)
       -> parse (pure, in a worker thread; skipped when the body is the one parsed last time)
       -> one write transaction (a Writer): store items, link mentions, notify the items-stored
          listeners (signal evaluation), record health, schedule the next check
+
+A dataset source (a source of a dataset kind: MLPerf, Epoch AI, InferenceX files) goes the same way
+with one difference: its changed bytes are not parsed into items but handed, in the write transaction,
+to the importer the wiring registered (:func:`chipwatch.sources.hooks.import_dataset`), which diffs them
+against the dataset's previous version. A refused file is the source's failure, like a malformed feed.
 
 Because no transaction may span the HTTP exchange, :func:`check_source` opens its own short
 transactions; :func:`record_check` takes a keyword-only ``session`` and never commits.
@@ -34,9 +39,9 @@ from chipwatch.metrics import CHECKS, FETCH_LATENCY, ITEMS_STORED
 from chipwatch.sources.errors import FeedParseError, NotAFeed, SourceNotFound, SourceRemoved
 from chipwatch.sources.events import emit_health_changed
 from chipwatch.sources.fetch import FetchResult, FetchSlots, fetch_feed, make_client
-from chipwatch.sources.hooks import notify_items_stored, prepare_store
+from chipwatch.sources.hooks import import_dataset, notify_items_stored, prepare_store
 from chipwatch.sources.mentions import entity_matcher, link_mentions
-from chipwatch.sources.models import FEED_KINDS, Item, Source
+from chipwatch.sources.models import DATASET_SOURCE_KINDS, FEED_KINDS, Item, Source
 from chipwatch.sources.parse import ParsedFeed, parse_feed
 from chipwatch.sources.schedule import RECENT_ITEMS, Interval, adaptive_interval, clamped, next_check
 from chipwatch.sources.store import store_items
@@ -60,9 +65,11 @@ class CheckOutcome:
     """What one check of one source did.
 
     ``status`` is ``ok`` (fetched and stored), ``not_modified`` (304) or ``error`` (``error`` says
-    why: network, HTTP status, limits, malformed feed, or storage). ``http_status`` is the last HTTP
-    status seen, if any. ``new_items``/``updated_items`` count stored rows added / changed;
-    ``next_check_at`` is when the source is due again (aware UTC).
+    why: network, HTTP status, limits, malformed feed, a refused dataset file, or storage).
+    ``http_status`` is the last HTTP status seen, if any. ``new_items``/``updated_items`` count stored
+    rows added / changed; ``import_id`` is the import a dataset source's changed bytes made (applied, or
+    refused when ``status`` is ``error``), None when there was nothing new; ``next_check_at`` is when
+    the source is due again (aware UTC).
     """
 
     source_id: str
@@ -72,13 +79,24 @@ class CheckOutcome:
     updated_items: int = 0
     error: str | None = None
     next_check_at: datetime | None = None
+    import_id: int | None = None
     new_item_ids: list[int] = field(default_factory=list, repr=False)
     updated_item_ids: list[int] = field(default_factory=list, repr=False)
 
 
 def is_feed(source: Source) -> bool:
-    """True when ``source`` is checked: a feed kind (rss, atom, rdf, json, unknown) with a URL."""
+    """True when ``source`` is a feed: a feed kind (rss, atom, rdf, json, unknown) with a URL."""
     return source.kind in FEED_KINDS and bool(source.url)
+
+
+def is_dataset_kind(kind: str) -> bool:
+    """True for the kinds of dataset sources (``epoch-ml-hardware``, ``mlperf-inference-summary``...)."""
+    return kind in DATASET_SOURCE_KINDS
+
+
+def is_checked(source: Source) -> bool:
+    """True when ``source`` is checked on a schedule: a feed, or a dataset source, with a URL."""
+    return (source.kind in FEED_KINDS or is_dataset_kind(source.kind)) and bool(source.url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +121,11 @@ class SourceSnapshot:
                 f"source {source.id!r} was removed at {source.removed_at.isoformat()}; "
                 'PATCH it with {"enabled": true} to check it again'
             )
-        if not is_feed(source):
+        if not is_checked(source):
             raise NotAFeed(
-                f"source {source.id!r} is not a polled feed (kind {source.kind!r}"
-                f"{', no URL' if not source.url else ''}); only rss, atom, rdf, json or unknown are checked"
+                f"source {source.id!r} is not a polled feed or dataset source (kind {source.kind!r}"
+                f"{', no URL' if not source.url else ''}); only rss, atom, rdf, json, unknown and the dataset"
+                " kinds are checked"
             )
         return cls(
             id=source.id,
@@ -149,21 +168,26 @@ async def check_source(
     how the final write transaction runs (default: its own transaction in a worker thread); ``slots``
     limits concurrent fetches overall and per host.
 
+    A dataset source's changed bytes are imported in the write transaction instead of parsed here (see
+    the module docstring).
+
     Returns a :class:`CheckOutcome`. Raises :class:`~chipwatch.sources.errors.SourceNotFound` or
     :class:`~chipwatch.sources.errors.NotAFeed` before any fetch; after that it never raises: network
-    failures, HTTP errors, limits, malformed or hostile feeds and storage failures all end as
-    ``status="error"`` with a readable ``error``, recorded in the source's health, with its earlier
-    items kept.
+    failures, HTTP errors, limits, malformed or hostile feeds, refused dataset files and storage
+    failures all end as ``status="error"`` with a readable ``error``, recorded in the source's health,
+    with its earlier items and facts kept.
     """
     settings = settings or get_settings()
     writer = writer or ThreadWriter(settings)
     if snapshot is None:
         snapshot = await asyncio.to_thread(_read_snapshot, settings, source_id)
     fetched = await _fetch(client, snapshot, settings, slots)
-    parsed, parse_error, digest = None, None, None
+    parsed, parse_error, digest, dataset = None, None, None, None
     if fetched.status == "ok" and fetched.body is not None:
         digest = hashlib.sha256(fetched.body).hexdigest()
-        if digest != snapshot.last_body_sha256:
+        if digest != snapshot.last_body_sha256 and is_dataset_kind(snapshot.kind):
+            dataset = fetched.body  # imported in the write: the diff reads the facts it would change
+        elif digest != snapshot.last_body_sha256:
             # Parsing is CPU work on untrusted bytes: off the event loop, outside any transaction.
             parsed, parse_error = await asyncio.to_thread(_parse, fetched, snapshot.timezone)
         fetched.body = None  # the bytes are no longer needed; do not keep them alive while waiting
@@ -172,7 +196,13 @@ async def check_source(
 
     FETCH_LATENCY.observe(fetched.elapsed_s)
     record = _recorder(
-        snapshot, fetched, parsed=parsed, parse_error=parse_error, body_sha256=digest, settings=settings
+        snapshot,
+        fetched,
+        parsed=parsed,
+        parse_error=parse_error,
+        body_sha256=digest,
+        dataset=dataset,
+        settings=settings,
     )
     try:
         outcome = await writer.run(record, source_id=snapshot.id)
@@ -270,6 +300,7 @@ def _recorder(
     parsed: ParsedFeed | None = None,
     parse_error: str | None = None,
     body_sha256: str | None = None,
+    dataset: bytes | None = None,
     settings: Settings,
 ) -> Callable[[Session], CheckOutcome]:
     """A write function recording this check with :func:`record_check`, for a :class:`Writer`."""
@@ -282,6 +313,7 @@ def _recorder(
             parsed=parsed,
             parse_error=parse_error,
             body_sha256=body_sha256,
+            dataset=dataset,
             settings=settings,
         )
 
@@ -302,12 +334,14 @@ def record_check(
     parse_error: str | None,
     body_sha256: str | None,
     settings: Settings,
+    dataset: bytes | None = None,
     now: datetime | None = None,
 ) -> CheckOutcome:
     """Apply one check's result in ``session``: items, mentions, listeners, health, schedule.
 
     ``parsed`` is None for a 304, an error, a parse failure (``parse_error`` says why) or a body
-    identical to the last one parsed (``body_sha256`` equal to the stored digest). Health fields are
+    identical to the last one parsed (``body_sha256`` equal to the stored digest). ``dataset`` is a
+    dataset source's changed body, imported here (a refused file is this check's error). Health fields are
     set on every call (flushed by the caller's commit); a ``source.health_changed`` event is emitted
     when the source goes from healthy (no consecutive failures) to failing or back. Returns the
     :class:`CheckOutcome`. Exceptions of the items-stored listeners propagate (the caller rolls back).
@@ -327,8 +361,18 @@ def record_check(
     error = fetched.error if fetched.status == "error" else None
     if error is None and parse_error is not None:
         error = f"malformed feed: {parse_error}"
+    if error is None and dataset is not None:
+        imported = import_dataset(
+            session=session, source_id=source.id, kind=source.kind, body=dataset, url=fetched.final_url
+        )
+        error = imported.error
+        if error is None:
+            source.last_body_sha256 = body_sha256
+    else:
+        imported = None
     outcome = CheckOutcome(source_id=source.id, status="error" if error else fetched.status)
     outcome.http_status = fetched.http_status
+    outcome.import_id = imported.import_id if imported is not None else None
     items_before = source.items_count
     if error is None:
         _record_success(session, source, fetched, parsed, body_sha256, outcome, now)
@@ -514,6 +558,8 @@ __all__ = [
     "check_interval",
     "check_now",
     "check_source",
+    "is_checked",
+    "is_dataset_kind",
     "is_feed",
     "load_snapshot",
     "record_check",

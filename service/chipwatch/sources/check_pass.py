@@ -4,7 +4,8 @@
 worker process runs; :func:`check_sources` checks named sources now (``chipwatch check``). Both share
 one HTTP client, the fetch limits (:class:`~chipwatch.sources.fetch.FetchSlots`) and a
 :class:`~chipwatch.sources.writers.BatchWriter`, and run :func:`~chipwatch.sources.check.check_source`
-for each source.
+for each source: feeds and dataset sources alike (a dataset source's changed file is imported in the
+check's write, see :mod:`chipwatch.sources.check`).
 
 Several processes may run :func:`check_due` at once against one database: a source is claimed
 (``claimed_until``/``claimed_by``, through :mod:`chipwatch.kit.claims`) in a short transaction just
@@ -33,10 +34,10 @@ from chipwatch.config import Settings, get_settings
 from chipwatch.db import session_scope
 from chipwatch.kit.claims import Heartbeat, claim_rows, new_worker_id, unclaimed
 from chipwatch.kit.time import utcnow
-from chipwatch.sources.check import CheckOutcome, SourceSnapshot, check_source, is_feed
+from chipwatch.sources.check import CheckOutcome, SourceSnapshot, check_source, is_checked
 from chipwatch.sources.errors import NotAFeed, SourceNotFound
 from chipwatch.sources.fetch import FetchSlots, make_client
-from chipwatch.sources.models import FEED_KINDS, Source
+from chipwatch.sources.models import DATASET_SOURCE_KINDS, FEED_KINDS, Source
 from chipwatch.sources.writers import BatchWriter, Writer
 
 logger = logging.getLogger(__name__)
@@ -49,12 +50,13 @@ CLAIM_ROUNDS = 3
 # While its checks run, a pass that found nothing more to claim looks again this often (at most a third
 # of the lease), so sources falling due or left by a dead worker are taken by a pass already under way.
 RECHECK_S = 5.0
+CHECKED_KINDS = (*FEED_KINDS, *DATASET_SOURCE_KINDS)
 
 
 def _due(now: datetime):
     return and_(
         Source.enabled.is_(True),
-        Source.kind.in_(FEED_KINDS),
+        Source.kind.in_(CHECKED_KINDS),
         Source.url.is_not(None),
         or_(Source.next_check_at.is_(None), Source.next_check_at <= now),
         unclaimed(Source, now),
@@ -67,11 +69,11 @@ def claim_due(
     """Claim up to ``limit`` due sources for ``worker_id`` until ``lease_until``; returns their snapshots,
     ordered by id.
 
-    Due: enabled feeds whose ``next_check_at`` is null or past and that no live claim holds. The longest
-    overdue go first (never-checked ones before all). Candidates another worker is claiming at the same
-    moment (PostgreSQL skips rows it has locked) are replaced by the next due ones, for up to
-    ``CLAIM_ROUNDS`` rounds, so that a short answer still means nothing else is due. The caller
-    commits; the claim holds from then on.
+    Due: enabled feeds and dataset sources whose ``next_check_at`` is null or past and that no live
+    claim holds. The longest overdue go first (never-checked ones before all). Candidates another
+    worker is claiming at the same moment (PostgreSQL skips rows it has locked) are replaced by the
+    next due ones, for up to ``CLAIM_ROUNDS`` rounds, so that a short answer still means nothing else
+    is due. The caller commits; the claim holds from then on.
     """
     claimed: list[str] = []
     tried: list[str] = []
@@ -319,7 +321,7 @@ async def check_sources(
 ) -> list[CheckOutcome]:
     """Check the given sources now, whether due or not (``chipwatch check``), with the same limits
     and batched writes as :func:`check_due`. Returns outcomes in completion order; unknown ids and
-    sources that are not feeds come back as ``error`` outcomes."""
+    sources that are not checked (neither feeds nor dataset sources) come back as ``error`` outcomes."""
     settings = settings or get_settings()
     ids = list(dict.fromkeys(source_ids))
     snapshots = await asyncio.to_thread(_snapshots, settings, ids)
@@ -353,13 +355,13 @@ async def check_sources(
 
 
 def _snapshots(settings: Settings, ids: list[str]) -> dict[str, SourceSnapshot]:
-    """Snapshots of the feeds among ``ids``, read in one transaction; others are left out (the
-    check then reports them as unknown or not a feed)."""
+    """Snapshots of the checked sources among ``ids``, read in one transaction; others are left out
+    (the check then reports them as unknown or not checked)."""
     found: dict[str, SourceSnapshot] = {}
     with session_scope(settings, write=False) as session:
         for start in range(0, len(ids), IN_CHUNK):
             for row in session.scalars(select(Source).where(Source.id.in_(ids[start : start + IN_CHUNK]))):
-                if is_feed(row):
+                if is_checked(row) and row.removed_at is None:
                     found[row.id] = SourceSnapshot.of(row)
     return found
 

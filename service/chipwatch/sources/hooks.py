@@ -12,12 +12,17 @@ outbox events) commits or rolls back with the items, and an exception it raises 
 A preparer (:func:`on_prepare_store`) is called in a read transaction before a check that parsed new
 content opens its write transaction: what it caches there (a compiled matcher) is not built while the
 write lock is held, where every other writer would wait for it.
+
+A dataset source (MLPerf, Epoch AI, InferenceX files) is fetched by the same check as a feed, but its
+bytes become facts, not items: the importer registered with :func:`on_dataset_fetched` (the imports
+domain, through the wiring) is called in the check's write transaction with the changed bytes.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from sqlmodel import Session
@@ -96,7 +101,62 @@ def prepare_store(*, session: Session) -> int:
     return len(preparers)
 
 
+@dataclass(frozen=True, slots=True)
+class DatasetImported:
+    """What the importer did with a dataset source's bytes: ``import_id`` is the import it recorded
+    (applied, or refused), ``error`` says why the file was not applied (None when it was)."""
+
+    import_id: int | None
+    error: str | None = None
+
+
+class DatasetImporter(Protocol):
+    """Imports the changed bytes of a dataset source in the check's session (flushes, never commits).
+
+    ``kind`` is the source's dataset kind, ``url`` the final URL after redirects. Returns a
+    :class:`DatasetImported`; a refused file is an ``error``, any other exception fails the check.
+    """
+
+    def __call__(
+        self, *, session: Session, source_id: str, kind: str, body: bytes, url: str
+    ) -> DatasetImported: ...
+
+
+_importers: tuple[DatasetImporter, ...] = ()
+
+
+def on_dataset_fetched(importer: DatasetImporter) -> Callable[[], None]:
+    """Make ``importer`` the one that takes dataset sources' bytes (a later registration replaces an
+    earlier one); returns a function that unregisters it."""
+    global _importers
+    with _lock:
+        _importers = (importer,)
+
+    def remove() -> None:
+        global _importers
+        with _lock:
+            _importers = tuple(fn for fn in _importers if fn is not importer)
+
+    return remove
+
+
+def import_dataset(*, session: Session, source_id: str, kind: str, body: bytes, url: str) -> DatasetImported:
+    """Hand a dataset source's changed bytes to the registered importer in ``session``'s transaction.
+
+    Without one (a process that did not run the wiring) nothing is imported and the result says so,
+    so the check records it as the source's failure instead of dropping the bytes silently.
+    """
+    importers = _importers
+    if not importers:
+        return DatasetImported(None, "no dataset importer is registered in this process")
+    return importers[0](session=session, source_id=source_id, kind=kind, body=body, url=url)
+
+
 __all__ = [
+    "DatasetImported",
+    "DatasetImporter",
+    "import_dataset",
+    "on_dataset_fetched",
     "ItemsStoredListener",
     "StorePreparer",
     "notify_items_stored",

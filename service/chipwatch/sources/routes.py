@@ -195,11 +195,15 @@ def get_source(source_id: str = Path(..., max_length=64), session: Session = Rea
     "/sources/{source_id}/check",
     response_model=CheckOutcomePublic,
     dependencies=[AdminDep],
-    responses={404: {"description": "unknown id"}, 409: {"description": "the source is not a polled feed"}},
+    responses={
+        404: {"description": "unknown id"},
+        409: {"description": "the source is not checked (a seed article, no URL, or removed)"},
+    },
 )
 async def check_source(source_id: str = Path(..., max_length=64)):
-    """Check one feed now (admin), through the same check as the scheduler; answers the outcome.
-    A failed fetch or a malformed feed is an outcome with ``status: error``, not an HTTP error."""
+    """Check one feed or dataset source now (admin), through the same check as the scheduler; answers
+    the outcome. A dataset source's changed file is imported (``import_id``). A failed fetch, a
+    malformed feed or a refused dataset file is an outcome with ``status: error``, not an HTTP error."""
     with _problems(source_id):
         outcome = await check.check_now(source_id, settings=get_settings())
     return CheckOutcomePublic.model_validate(outcome, from_attributes=True)

@@ -91,6 +91,11 @@ class CheckOutcomePublic(SQLModel):
     http_status: int | None = None
     new_items: int
     updated_items: int
+    import_id: int | None = Field(
+        None,
+        description="a dataset source: the import its changed file made (GET /v1/imports/{id}; a refused "
+        "one when status is error); null when the file had not changed",
+    )
     error: str | None = None
     next_check_at: datetime | None = None
 
