@@ -316,7 +316,7 @@ REFUSALS = [
     ),
     pytest.param(
         _unknown_nested_field,
-        ["vendors.yaml: entry 'xiaomi' field 'people[0].title': unknown field"],
+        ["vendors.yaml: entry 'xiaomi' field 'people.0.title': unknown field"],
         id="unknown-nested-field",
     ),
     pytest.param(
@@ -464,7 +464,7 @@ def test_signal_definition_columns_are_the_only_ones_seeded():
         (
             "result: {chip: jalapeno,",
             "result: {chip: jalapeno-2,",
-            "signals.yaml: entry 'test-104x-reproduced' field 'yes_when[0].result.chip': "
+            "signals.yaml: entry 'test-104x-reproduced' field 'yes_when.0.result.chip': "
             "unknown chip id 'jalapeno-2'",
         ),
         (

@@ -133,4 +133,4 @@ def test_a_change_condition_is_refused_naming_the_field(client, admin_headers):
     }
     r = client.post("/v1/signals", json=body, headers=admin_headers)
     assert r.status_code == 422
-    assert r.json()["errors"][0]["field"] == "yes_when[0].change.kind"
+    assert r.json()["errors"][0]["field"] == "yes_when.0.change.kind"

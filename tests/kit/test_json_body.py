@@ -27,7 +27,7 @@ def test_every_non_finite_number_is_named_by_its_path():
     body = {"value": math.nan, "rows": [{"v": 1.5}, {"v": math.inf}], "n": {"gte": -math.inf}}
     assert body_problems(body) == [
         {"field": "value", "message": NOT_FINITE},
-        {"field": "rows[1].v", "message": NOT_FINITE},
+        {"field": "rows.1.v", "message": NOT_FINITE},
         {"field": "n.gte", "message": NOT_FINITE},
     ]
 
@@ -62,7 +62,7 @@ def test_nan_and_infinity_are_refused_naming_every_field(client, admin_headers):
               '"subjects": ["jalapeno"], "yes_when": [{"item": {"number": {"unit": "MW", "gte": NaN}}}]}')
     resp = _post(client, admin_headers, "/v1/signals", signal)
     assert resp.status_code == 422
-    assert resp.json()["errors"] == [{"field": "yes_when[0].item.number.gte", "message": NOT_FINITE}]
+    assert resp.json()["errors"] == [{"field": "yes_when.0.item.number.gte", "message": NOT_FINITE}]
 
 
 def test_a_whole_body_of_the_wrong_type_names_the_body(client, admin_headers):

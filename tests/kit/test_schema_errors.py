@@ -68,8 +68,8 @@ def test_a_failed_alternative_is_described_by_its_closest_branch():
 
 
 def test_paths_and_order():
-    assert field_path(["yes_when", 0, "item", "number"]) == "yes_when[0].item.number"
-    assert field_path([3, "a"], "signals") == "signals[3].a"
+    assert field_path(["yes_when", 0, "item", "number"]) == "yes_when.0.item.number"
+    assert field_path([3, "a"], "signals") == "signals.3.a"
     assert field_path([]) == ""
     fields = [p.field for p in describe_all(list(VALIDATOR.iter_errors({"size": "x", "id": 3})))]
     assert fields == sorted(fields) and "review" in fields

@@ -200,7 +200,7 @@ def test_oversize_or_empty_aliases_are_refused(client, admin_headers):
     for aliases in (["q" * 3000], [""]):
         r = client.post("/v1/chips", json={"id": "alias-chip", "name": "Alias", "aliases": aliases},
                         headers=admin_headers)
-        assert r.status_code == 422 and "aliases[0]" in r.json()["detail"]
+        assert r.status_code == 422 and "aliases.0" in r.json()["detail"]
 
 
 def test_oversize_signal_term_is_refused(client, admin_headers):

@@ -89,7 +89,7 @@ def test_an_entity_still_named_cannot_be_retracted_and_a_retracted_one_cannot_be
     body = {"id": "ghost-result", "metric": "throughput", "chip_ids": ["ghost-chip"]}
     resp = client.post("/v1/results", json=body, headers=admin_headers)
     assert resp.status_code == 422
-    assert resp.json()["errors"] == [{"field": "chip_ids[0]", "message": "chip 'ghost-chip' was retracted"}]
+    assert resp.json()["errors"] == [{"field": "chip_ids.0", "message": "chip 'ghost-chip' was retracted"}]
     # A filter naming a retracted entity still answers (its facts may be listed with ?retracted=true).
     assert client.get("/v1/results", params={"chip": "ghost-chip"}).status_code == 200
 

@@ -69,25 +69,25 @@ def test_create_after_the_deadline_resolves_to_on_deadline(client, admin_headers
         ({"yes_when": []}, "yes_when", "at least one condition"),
         (
             {"yes_when": [{"item": {"mentions_all": ["jalapeno"]}, "result": {"chip": "jalapeno"}}]},
-            "yes_when[0]",
+            "yes_when.0",
             "",
         ),
         (
             {"yes_when": [{"item": {"number": {"unit": "furlongs", "gte": 1}}}]},
-            "yes_when[0].item.number.unit",
+            "yes_when.0.item.number.unit",
             "",
         ),
         (
             {"yes_when": [{"item": {"number": {"unit": "MW", "gte": 5, "lte": 1}}}]},
-            "yes_when[0].item.number",
+            "yes_when.0.item.number",
             "",
         ),
         (
             {"yes_when": [{"item": {"mention_all": ["jalapeno"]}}]},
-            "yes_when[0].item.mention_all",
+            "yes_when.0.item.mention_all",
             "did you mean",
         ),
-        ({"no_when": [{"result": {"verification": "trusted"}}]}, "no_when[0].result.verification", ""),
+        ({"no_when": [{"result": {"verification": "trusted"}}]}, "no_when.0.result.verification", ""),
         ({"colour": "red"}, "colour", "unknown key"),
     ],
 )
@@ -105,21 +105,21 @@ def test_bad_definitions_are_refused_naming_the_field(client, admin_headers, cha
 @pytest.mark.parametrize(
     ("change", "field", "named"),
     [
-        ({"subjects": ["jalapeno", "jalapeno-2"]}, "subjects[1]", "'jalapeno-2'"),
+        ({"subjects": ["jalapeno", "jalapeno-2"]}, "subjects.1", "'jalapeno-2'"),
         (
             {"yes_when": [{"item": {"mentions_any": ["gb3000"]}}]},
-            "yes_when[0].item.mentions_any[0]",
+            "yes_when.0.item.mentions_any.0",
             "'gb3000'",
         ),
         (
             {"yes_when": [{"result": {"chip": "vera-rubin", "benchmark": "mlperf-x"}}]},
-            "yes_when[0].result.benchmark",
+            "yes_when.0.result.benchmark",
             "'mlperf-x'",
         ),
-        ({"yes_when": [{"deployment": {"operator": "acme"}}]}, "yes_when[0].deployment.operator", "'acme'"),
+        ({"yes_when": [{"deployment": {"operator": "acme"}}]}, "yes_when.0.deployment.operator", "'acme'"),
         (
             {"yes_when": [{"item": {"mentions_any": ["jalapeno"], "sources": ["no-such-feed"]}}]},
-            "yes_when[0].item.sources[0]",
+            "yes_when.0.item.sources.0",
             "'no-such-feed'",
         ),
     ],

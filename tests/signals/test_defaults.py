@@ -63,4 +63,4 @@ def test_an_unknown_entity_is_named_where_it_was_written_not_in_derived_subjects
     assert validate_definition(_posted(), known_entities=known).subjects_derived
     with pytest.raises(DefinitionError) as refused:
         validate_definition(_posted(), known_entities=known - {"gb200"})
-    assert [field for field, _message in refused.value.problems] == ["yes_when[0].result.baseline"]
+    assert [field for field, _message in refused.value.problems] == ["yes_when.0.result.baseline"]

@@ -184,10 +184,10 @@ def test_entity_refs_name_every_entity_with_its_field() -> None:
         )
     )
     refs = list(defn.entity_refs())
-    assert refs[:2] == [("subjects[0]", "vera-rubin"), ("subjects[1]", "inferencex")]
-    assert ("yes_when[0].item.mentions_any[1]", "nvidia") in refs
-    assert ("yes_when[1].result.reported_by_not", "nvidia") in refs
-    assert ("yes_when[2].deployment.operator", "xiwang") in refs
+    assert refs[:2] == [("subjects.0", "vera-rubin"), ("subjects.1", "inferencex")]
+    assert ("yes_when.0.item.mentions_any.1", "nvidia") in refs
+    assert ("yes_when.1.result.reported_by_not", "nvidia") in refs
+    assert ("yes_when.2.deployment.operator", "xiwang") in refs
     assert defn.entity_ids() == {
         "vera-rubin",
         "inferencex",
@@ -207,15 +207,15 @@ def test_entity_refs_name_every_entity_with_its_field() -> None:
 
 def test_bad_unit_names_the_unit_field() -> None:
     err = refused(with_yes({"item": {"mentions_all": ["jalapeno"], "number": {"unit": "MWh", "gte": 100}}}))
-    assert err.field == "yes_when[0].item.number.unit"
+    assert err.field == "yes_when.0.item.number.unit"
     assert '"MWh"' in err.message and '"MW"' in err.message
     assert isinstance(err, ValueError)
-    assert str(err).startswith("yes_when[0].item.number.unit: ")
+    assert str(err).startswith("yes_when.0.item.number.unit: ")
 
 
 def test_typo_in_a_key_is_refused_with_a_suggestion() -> None:
     err = refused(with_yes({"item": {"mention_all": ["jalapeno"]}}))
-    assert err.field == "yes_when[0].item.mention_all"
+    assert err.field == "yes_when.0.item.mention_all"
     assert "unknown key 'mention_all'" in err.message
     assert "did you mean 'mentions_all'?" in err.message
 
@@ -228,52 +228,52 @@ def test_typo_in_a_top_level_key() -> None:
 
 def test_typo_in_a_condition_kind() -> None:
     err = refused(with_yes({"itme": {"mentions_all": ["jalapeno"]}}))
-    assert err.field == "yes_when[0].itme"
+    assert err.field == "yes_when.0.itme"
     assert "did you mean 'item'?" in err.message
 
 
 @pytest.mark.parametrize(
     ("condition", "field", "words"),
     [
-        ({}, "yes_when[0]", "exactly one key"),
+        ({}, "yes_when.0", "exactly one key"),
         (
             {"item": {"mentions_all": ["jalapeno"]}, "result": {"chip": "jalapeno"}},
-            "yes_when[0]",
+            "yes_when.0",
             "exactly one key",
         ),
-        ({"item": {"source_trust": ["independent"]}}, "yes_when[0].item", "at least one of mentions_all"),
-        ({"item": {"mentions_all": []}}, "yes_when[0].item.mentions_all", "must not be empty"),
-        ({"item": {"number": {"unit": "MW"}}}, "yes_when[0].item.number", "at least one of gte"),
-        ({"item": {"number": {"gte": 100}}}, "yes_when[0].item.number.unit", "is required"),
+        ({"item": {"source_trust": ["independent"]}}, "yes_when.0.item", "at least one of mentions_all"),
+        ({"item": {"mentions_all": []}}, "yes_when.0.item.mentions_all", "must not be empty"),
+        ({"item": {"number": {"unit": "MW"}}}, "yes_when.0.item.number", "at least one of gte"),
+        ({"item": {"number": {"gte": 100}}}, "yes_when.0.item.number.unit", "is required"),
         (
             {"item": {"terms_any": ["ok"], "source_trust": ["blog"]}},
-            "yes_when[0].item.source_trust[0]",
+            "yes_when.0.item.source_trust.0",
             "must be one of",
         ),
-        ({"item": {"terms_any": ["repro*duced"]}}, "yes_when[0].item.terms_any[0]", "only at the end"),
+        ({"item": {"terms_any": ["repro*duced"]}}, "yes_when.0.item.terms_any.0", "only at the end"),
         (
             {"item": {"terms_any": ["x"], "published_after": "2026-02-30"}},
-            "yes_when[0].item.published_after",
+            "yes_when.0.item.published_after",
             "not a valid calendar date",
         ),
-        ({"result": {}}, "yes_when[0].result", "at least one constraint"),
+        ({"result": {}}, "yes_when.0.result", "at least one constraint"),
         (
             {"result": {"chip": "jalapeno", "verification": "peer_reviewed"}},
-            "yes_when[0].result.verification",
+            "yes_when.0.result.verification",
             "vendor_reported, witnessed, independent",
         ),
         (
             {"result": {"value": {"tolerance_pct": 5}}},
-            "yes_when[0].result.value",
+            "yes_when.0.result.value",
             "at least one of gte, lte, eq",
         ),
         (
             {"result": {"value": {"eq": 30, "tolerance_pct": -1}}},
-            "yes_when[0].result.value.tolerance_pct",
+            "yes_when.0.result.value.tolerance_pct",
             "minimum of 0",
         ),
-        ({"deployment": {"capacity_mw": 100}}, "yes_when[0].deployment.capacity_mw", "capacity_mw_gte"),
-        ({"deployment": {"chip": "Jalapeño"}}, "yes_when[0].deployment.chip", "entity id"),
+        ({"deployment": {"capacity_mw": 100}}, "yes_when.0.deployment.capacity_mw", "capacity_mw_gte"),
+        ({"deployment": {"chip": "Jalapeño"}}, "yes_when.0.deployment.chip", "entity id"),
     ],
 )
 def test_condition_refusals(condition: dict[str, Any], field: str, words: str) -> None:
@@ -328,7 +328,7 @@ def test_unknown_entity_id_is_named_with_its_field() -> None:
         {"item": {"mentions_all": ["jalapeno"], "mentions_any": ["openai", "nvidiaa"]}},
     )
     err = refused(data, known_entities=SEED_ENTITY_IDS)
-    assert err.field == "yes_when[0].item.mentions_any[1]"
+    assert err.field == "yes_when.0.item.mentions_any.1"
     assert "unknown entity id 'nvidiaa'" in err.message
     assert "did you mean 'nvidia'?" in err.message
     # Without a knowledge base to check against, the same definition is valid.
@@ -338,11 +338,11 @@ def test_unknown_entity_id_is_named_with_its_field() -> None:
 @pytest.mark.parametrize(
     ("condition", "field"),
     [
-        ({"result": {"chip": "jalapeno", "baseline": "gb400"}}, "yes_when[0].result.baseline"),
-        ({"result": {"model": "gpt-5"}}, "yes_when[0].result.model"),
-        ({"result": {"benchmark": "mlperf"}}, "yes_when[0].result.benchmark"),
-        ({"result": {"chip": "tpu-v9"}}, "yes_when[0].result.chip"),
-        ({"deployment": {"chip": "jalapeno", "operator": "microsoft"}}, "yes_when[0].deployment.operator"),
+        ({"result": {"chip": "jalapeno", "baseline": "gb400"}}, "yes_when.0.result.baseline"),
+        ({"result": {"model": "gpt-5"}}, "yes_when.0.result.model"),
+        ({"result": {"benchmark": "mlperf"}}, "yes_when.0.result.benchmark"),
+        ({"result": {"chip": "tpu-v9"}}, "yes_when.0.result.chip"),
+        ({"deployment": {"chip": "jalapeno", "operator": "microsoft"}}, "yes_when.0.deployment.operator"),
     ],
 )
 def test_unknown_entity_ids_in_fact_conditions(condition: dict[str, Any], field: str) -> None:
@@ -353,14 +353,14 @@ def test_unknown_entity_ids_in_fact_conditions(condition: dict[str, Any], field:
 
 def test_unknown_subject() -> None:
     err = refused(definition(subjects=["vera-rubin", "rubin-ultra"]), known_entities=SEED_ENTITY_IDS)
-    assert err.field == "subjects[1]"
+    assert err.field == "subjects.1"
     assert "'rubin-ultra'" in err.message
 
 
 def test_unknown_source_id() -> None:
     data = with_yes({"item": {"terms_any": ["InferenceX"], "sources": ["36kr", "semianalysis-blog"]}})
     err = refused(data, known_sources={"36kr", "zhihu"})
-    assert err.field == "yes_when[0].item.sources[1]"
+    assert err.field == "yes_when.0.item.sources.1"
     assert "unknown source id 'semianalysis-blog'" in err.message
 
 
@@ -372,15 +372,15 @@ def test_deadline_before_opening_is_refused() -> None:
 
 def test_contradictory_bounds_are_refused() -> None:
     err = refused(with_yes({"item": {"terms_any": ["x"], "number": {"unit": "MW", "gte": 200, "lte": 100}}}))
-    assert err.field == "yes_when[0].item.number"
+    assert err.field == "yes_when.0.item.number"
     assert "nothing can match" in err.message
     err = refused(with_yes({"result": {"value": {"gte": 40, "lte": 30}}}))
-    assert err.field == "yes_when[0].result.value"
+    assert err.field == "yes_when.0.result.value"
 
 
 def test_no_when_fields_are_named_on_their_side() -> None:
     err = refused(definition(no_when=[{"item": {"terms_any": ["x"], "number": {"unit": "MWh", "gte": 1}}}]))
-    assert err.field == "no_when[0].item.number.unit"
+    assert err.field == "no_when.0.item.number.unit"
 
 
 def test_models_forbid_unknown_keys_when_built_directly() -> None:
@@ -398,14 +398,14 @@ def test_models_forbid_unknown_keys_when_built_directly() -> None:
 def test_signals_document_names_fields_from_the_file_root() -> None:
     doc = {"$schema": "../schema/signals-file.schema.json", "signals": [definition(), definition()]}
     err = pytest.raises(DefinitionError, validate_signals_document, doc).value
-    assert err.field == "signals[1].id"
-    assert "duplicate id 'vera-rubin-scorecard' (also signals[0])" in err.message
+    assert err.field == "signals.1.id"
+    assert "duplicate id 'vera-rubin-scorecard' (also signals.0)" in err.message
 
     bad = definition(id="other")
     bad["yes_when"][1]["item"]["number"] = {"unit": "watts", "gte": 1}
     doc = {"signals": [definition(), bad]}
     err = pytest.raises(DefinitionError, validate_signals_document, doc).value
-    assert err.field == "signals[1].yes_when[1].item.number.unit"
+    assert err.field == "signals.1.yes_when.1.item.number.unit"
 
     err = pytest.raises(DefinitionError, validate_signals_document, {"signal": []}).value
     assert err.field == "signal"
@@ -415,7 +415,7 @@ def test_signals_document_names_fields_from_the_file_root() -> None:
 def test_signals_document_checks_entities_with_the_file_prefix() -> None:
     doc = {"signals": [definition(subjects=["vera-rubin", "inferencexx"])]}
     err = pytest.raises(DefinitionError, validate_signals_document, doc, known_entities=SEED_ENTITY_IDS).value
-    assert err.field == "signals[0].subjects[1]"
+    assert err.field == "signals.0.subjects.1"
 
 
 # ---------------------------------------------------------------------------------------------------

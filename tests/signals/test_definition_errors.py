@@ -20,9 +20,9 @@ def _errors(resp) -> dict[str, str]:
 def test_two_schema_errors_are_both_reported(client, admin_headers):
     body = definition("Bad Id", yes=[{"item": {"mentions_all": ["jalapeno"], "source_trust": ["rumour"]}}])
     errors = _errors(client.post("/v1/signals", json=body, headers=admin_headers))
-    assert set(errors) == {"id", "yes_when[0].item.source_trust[0]"}
+    assert set(errors) == {"id", "yes_when.0.item.source_trust.0"}
     assert errors["id"].startswith('"Bad Id" must be a slug')
-    assert "rumour" in errors["yes_when[0].item.source_trust[0]"]
+    assert "rumour" in errors["yes_when.0.item.source_trust.0"]
 
 
 def test_every_rule_beyond_the_schema_is_reported(client, admin_headers):
@@ -39,9 +39,9 @@ def test_every_rule_beyond_the_schema_is_reported(client, admin_headers):
     assert errors == {
         "opened_on": f"must not be in the future (today is {datetime.now(UTC).date().isoformat()})",
         "deadline": f"must not be before opened_on ({tomorrow})",
-        "yes_when[0].item.number": "the lower bound exceeds the upper bound, so nothing can match",
-        "yes_when[1].result.value": "gte exceeds lte, so nothing can match",
-        "subjects[1]": "unknown entity id 'no-such-chip'",
+        "yes_when.0.item.number": "the lower bound exceeds the upper bound, so nothing can match",
+        "yes_when.1.result.value": "gte exceeds lte, so nothing can match",
+        "subjects.1": "unknown entity id 'no-such-chip'",
     }
     assert client.get("/v1/signals/many-problems").status_code == 404
 
@@ -56,7 +56,7 @@ def test_sizes_are_capped(client, admin_headers):
 
     long_list = [{"item": {"terms_any": [f"t{i}" for i in range(101)]}}]
     errors = post("long-list", long_list)
-    assert errors == {"yes_when[0].item.terms_any": "takes at most 100 terms"}
+    assert errors == {"yes_when.0.item.terms_any": "takes at most 100 terms"}
 
     spread = [{"item": {"terms_any": [f"c{c}t{i}" for i in range(100)]}} for c in range(6)]
     errors = post("spread", spread)
@@ -68,7 +68,7 @@ def test_nan_in_a_definition_is_refused_before_the_schema():
     with pytest.raises(DefinitionError) as caught:
         validate_definition(body)
     assert caught.value.problems == [
-        ("yes_when[0].item.number.gte", "must be a finite number (NaN and Infinity are not JSON)")]
+        ("yes_when.0.item.number.gte", "must be a finite number (NaN and Infinity are not JSON)")]
 
 
 def test_the_error_keeps_its_first_problem_as_field_and_message():

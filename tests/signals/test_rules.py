@@ -614,7 +614,7 @@ def test_unknown_mention_entity_is_refused_at_compile_time() -> None:
     defn = signal("sig", yes=[{"item": {"mentions_all": ["jalapeno"]}}])
     with pytest.raises(DefinitionError) as info:
         compile_signals([defn], [e for e in ENTITIES if e.id != "jalapeno"])
-    assert info.value.field == "yes_when[0].item.mentions_all[0]"
+    assert info.value.field == "yes_when.0.item.mentions_all.0"
     assert "'sig'" in info.value.message and "'jalapeno'" in info.value.message
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import Request
 
 from chipwatch.kit.errors import ApiError
+from chipwatch.kit.schema_errors import field_path
 
 MAX_JSON_DEPTH = 32
 """Containers inside containers a body may have; the deepest real body (a signal definition) has 6."""
@@ -26,10 +27,7 @@ NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 
 
 def _path(parts: tuple[Any, ...]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "body"
+    return field_path(parts) or "body"
 
 
 def body_problems(value: Any) -> list[dict[str, str]]:

@@ -1,7 +1,8 @@
 """Readable messages for JSON Schema (2020-12) validation errors, naming the field at fault.
 
 Seed files and signal definitions are both checked against the schemas in ``schema/``; both report a
-refusal as a field path (``yes_when[0].item.number.unit``), a message and, for an unknown key, the
+refusal as a field path (``yes_when.0.item.number.unit``: keys and list indexes joined by dots, the
+one way every API error and seed report writes a field), a message and, for an unknown key, the
 closest allowed key. A schema may word its own message per keyword in ``x-messages``
 (``{"pattern": "must be a slug"}``), which wins over the generic wording here.
 """
@@ -37,16 +38,18 @@ class SchemaProblem:
 
     @property
     def field(self) -> str:
-        """The path as text: ``a.b[0].c`` (empty for the document itself)."""
+        """The path as text: ``a.b.0.c`` (empty for the document itself)."""
         return field_path(self.path)
 
 
 def field_path(path: Iterable[Any], prefix: str = "") -> str:
-    """``["yes_when", 0, "item"]`` as ``yes_when[0].item``; ``prefix`` is a path the text continues."""
-    out = prefix
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+    """``["yes_when", 0, "item"]`` as ``yes_when.0.item``; ``prefix`` is a path the text continues.
+
+    The one spelling of a field in every error the service reports (API problems, signal definitions,
+    seed files): keys and list indexes joined by dots, as pydantic locates errors and as a JSON Pointer
+    does with ``/`` (``/yes_when/0/item``).
+    """
+    return ".".join(str(part) for part in (prefix, *path) if part != "")
 
 
 def json_type(value: Any) -> str:

@@ -1,5 +1,5 @@
 """What a knowledge-base row must satisfy beyond its field types, checked whole: every problem is
-reported at once, each naming its field (``chip_ids[1]``, ``value_min``), so a client fixes a body in
+reported at once, each naming its field (``chip_ids.1``, ``value_min``), so a client fixes a body in
 one round.
 
 The API models already refuse wrong types, negative amounts and over-long text (pydantic), and the
@@ -98,7 +98,7 @@ def value_problems(*, kind: str, data: dict[str, Any], merged: dict[str, Any] | 
     for i, alias in enumerate(aliases[: MAX_ALIASES + 1]):
         if not isinstance(alias, str) or not alias.strip() or len(alias) > MAX_ALIAS_CHARS:
             message = f"must be non-empty text of at most {MAX_ALIAS_CHARS} characters"
-            problems.append((f"aliases[{i}]", message))
+            problems.append((f"aliases.{i}", message))
     whole = data if merged is None else merged
     for low, high in RANGES.get(kind, ()):
         lo, hi = whole.get(low), whole.get(high)
@@ -117,7 +117,7 @@ def _references(data: dict[str, Any]) -> Iterable[tuple[str, str | None, str]]:
         kind, is_list = ref
         if is_list:
             for i, ref_id in enumerate(value):
-                yield f"{column}[{i}]", kind, ref_id
+                yield f"{column}.{i}", kind, ref_id
         else:
             yield column, kind, value
 

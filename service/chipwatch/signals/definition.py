@@ -1,7 +1,7 @@
 """The signal language: pydantic models and validation of signal definitions.
 
 A definition is checked in three steps, each refusing with a ``DefinitionError`` that lists every problem
-the step found, each naming its field (``yes_when[0].item.number.unit``):
+the step found, each naming its field (``yes_when.0.item.number.unit``):
 
 1. against ``schema/signal.schema.json`` (JSON Schema 2020-12), the published contract; unknown keys are
    refused there, with a "did you mean" hint for typos;
@@ -85,7 +85,7 @@ class DefinitionError(ValueError):
     """A signal definition was refused.
 
     ``problems`` lists every ``(field, message)`` found: ``field`` is a dotted path into the definition
-    (``yes_when[0].item.number.unit``; empty for the whole document), ``message`` says what is wrong
+    (``yes_when.0.item.number.unit``; empty for the whole document), ``message`` says what is wrong
     with it. ``field`` and ``message`` are the first problem's.
     """
 
@@ -324,17 +324,17 @@ class SignalDefinition(_Strict):
         derived from the conditions, which then name each of them)."""
         if not self._subjects_derived:
             for i, ent in enumerate(self.subjects):
-                yield f"subjects[{i}]", ent
+                yield f"subjects.{i}", ent
         yield from self._condition_refs()
 
     def _condition_refs(self) -> Iterator[tuple[str, str]]:
         for side, i, cond in self.conditions():
-            base = f"{side}_when[{i}].{cond.kind}"
+            base = f"{side}_when.{i}.{cond.kind}"
             body = cond.body
             if isinstance(body, ItemCondition):
                 for key in ("mentions_all", "mentions_any"):
                     for j, ent in enumerate(getattr(body, key) or []):
-                        yield f"{base}.{key}[{j}]", ent
+                        yield f"{base}.{key}.{j}", ent
             elif isinstance(body, ChangeCondition):
                 # A change names a fact, which a later import may create: it is not checked as an entity.
                 continue
@@ -478,7 +478,7 @@ def validate_signals_document(
 
     Checks ``schema/signals-file.schema.json`` (which includes the signal schema), then each signal as
     ``validate_definition`` does, then that ids are unique. Fields are named from the file's root:
-    ``signals[3].yes_when[0].item.mentions_all[0]``.
+    ``signals.3.yes_when.0.item.mentions_all.0``.
 
     Raises ``DefinitionError``.
     """
@@ -489,10 +489,10 @@ def validate_signals_document(
     out: list[SignalDefinition] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(doc["signals"]):
-        defn = _build(raw, f"signals[{i}]", known_entities, known_sources)
+        defn = _build(raw, f"signals.{i}", known_entities, known_sources)
         if defn.id in seen:
             first = seen[defn.id]
-            raise DefinitionError(f"signals[{i}].id", f"duplicate id {defn.id!r} (also signals[{first}])")
+            raise DefinitionError(f"signals.{i}.id", f"duplicate id {defn.id!r} (also signals.{first})")
         seen[defn.id] = i
         out.append(defn)
     return out

@@ -35,7 +35,7 @@ def _suggest(value: str, known: set[str]) -> str:
 
 def _bound_problems(defn: SignalDefinition) -> Iterator[Problem]:
     for side, i, cond in defn.conditions():
-        base = f"{side}_when[{i}].{cond.kind}"
+        base = f"{side}_when.{i}.{cond.kind}"
         if cond.item is not None and cond.item.number is not None:
             n = cond.item.number
             lows = [v for v in (n.gte, n.gt) if v is not None]
@@ -70,7 +70,7 @@ def _reference_problems(
                 continue
             for j, src in enumerate(cond.item.sources or []):
                 if src not in known_sources:
-                    field = f"{side}_when[{i}].item.sources[{j}]"
+                    field = f"{side}_when.{i}.item.sources.{j}"
                     yield field, f"unknown source id {src!r}{_suggest(src, known_sources)}"
     if known_entities is not None:
         for field, ent in defn.entity_refs():
