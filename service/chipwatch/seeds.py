@@ -96,6 +96,7 @@ _CONDITION_REFS: dict[tuple[str, str], tuple[str, ...]] = {
     ("result", "reported_by_not"): ("vendors",),
     ("deployment", "chip"): ("chips",),
     ("deployment", "operator"): ("vendors",),
+    ("funding", "vendor"): ("vendors",),
     ("item", "mentions_all"): _ENTITY_KINDS,
     ("item", "mentions_any"): _ENTITY_KINDS,
     ("item", "sources"): ("sources",),
@@ -497,7 +498,7 @@ def _reference_issues(entry: _Entry, known: dict[str, set[str]]) -> Iterator[See
                             continue
                         for ref in value if isinstance(value, list) else [value]:
                             if isinstance(ref, str) and not any(ref in known[k] for k in kinds):
-                                where = f"{side}.{i}.{cond_kind}.{key}"
+                                where = f"{side}[{i}].{cond_kind}.{key}"
                                 yield SeedIssue(entry.file, _unknown(ref, kinds), entry.label, where)
 
 

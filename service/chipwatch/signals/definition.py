@@ -54,6 +54,7 @@ __all__ = [
     "Condition",
     "DefinitionError",
     "DeploymentCondition",
+    "FundingCondition",
     "ItemCondition",
     "NumberBound",
     "ResultCondition",
@@ -78,6 +79,8 @@ OnDeadline = Literal["no", "annulled"]
 
 Term = Annotated[str, StringConstraints(pattern=r"^[^*\s](?:[^*]*[^*\s])?\*?$")]
 EntityIds = Annotated[list[EntityId], Field(min_length=1, max_length=100)]
+RoundType = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$", max_length=32)]
+"""A funding round's type as the knowledge base records it (seed, series_a, ipo, acquisition...)."""
 Terms = Annotated[list[Term], Field(min_length=1, max_length=100)]
 
 
@@ -210,6 +213,37 @@ class DeploymentCondition(_Strict):
         return self
 
 
+class FundingCondition(_Strict):
+    """Matches a knowledge-base funding round (or acquisition) when every given constraint holds, e.g.
+    "a closed round of Etched at a post-money valuation of at least $5 billion":
+    ``{vendor: etched, status: closed, post_money_valuation_gte: 5e9, currency: USD}``.
+
+    Amounts are in currency units, not millions. ``amount_gte`` and ``post_money_valuation_gte`` compare
+    the round's own figures as recorded: with ``currency`` the round must be in that currency, and
+    without it any currency is compared as is (no conversion). ``by`` compares with the round's
+    ``announced_on`` (else ``as_of``, else ``published_on``), on or before.
+    """
+
+    vendor: EntityId | None = None
+    round_type: Annotated[list[RoundType], Field(min_length=1)] | None = None
+    status: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z_-]*$")] | None = None
+    amount_gte: float | None = Field(default=None, ge=0)
+    post_money_valuation_gte: float | None = Field(default=None, ge=0)
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    by: date | None = None
+
+    @field_validator("round_type", mode="before")
+    @classmethod
+    def _one_type_is_a_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _needs_a_constraint(self) -> FundingCondition:
+        if all(v is None for v in self.__dict__.values()):
+            raise ValueError("a funding condition needs at least one constraint")
+        return self
+
+
 ChangeAction = Literal["updated", "retired", "restored", "retracted"]
 """What a change condition can watch for: every fact action but ``created`` (a new fact is matched by
 the result and deployment conditions)."""
@@ -236,35 +270,38 @@ class ChangeCondition(_Strict):
         return [v] if isinstance(v, str) else v
 
 
-ConditionKind = Literal["item", "result", "deployment", "change"]
-CONDITION_KINDS: tuple[ConditionKind, ...] = ("item", "result", "deployment", "change")
+ConditionKind = Literal["item", "result", "deployment", "funding", "change"]
+CONDITION_KINDS: tuple[ConditionKind, ...] = ("item", "result", "deployment", "funding", "change")
 
 
 class Condition(_Strict):
     """One entry of ``yes_when`` / ``no_when``: exactly one of ``item``, ``result``, ``deployment``,
-    ``change``."""
+    ``funding``, ``change``."""
 
     item: ItemCondition | None = None
     result: ResultCondition | None = None
     deployment: DeploymentCondition | None = None
+    funding: FundingCondition | None = None
     change: ChangeCondition | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Condition:
         given = [k for k in CONDITION_KINDS if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError("a condition needs exactly one key: item, result, deployment or change")
+            raise ValueError("a condition needs exactly one key: item, result, deployment, funding or change")
         return self
 
     @property
     def kind(self) -> ConditionKind:
-        """Which of ``item``, ``result``, ``deployment``, ``change`` this condition is."""
+        """Which of ``item``, ``result``, ``deployment``, ``funding``, ``change`` this condition is."""
         return next(k for k in CONDITION_KINDS if getattr(self, k) is not None)
 
     @property
-    def body(self) -> ItemCondition | ResultCondition | DeploymentCondition | ChangeCondition:
+    def body(
+        self,
+    ) -> ItemCondition | ResultCondition | DeploymentCondition | FundingCondition | ChangeCondition:
         """The condition's body (the model under its one key)."""
-        body = self.item or self.result or self.deployment or self.change
+        body = self.item or self.result or self.deployment or self.funding or self.change
         assert body is not None  # guaranteed by _exactly_one
         return body
 
@@ -282,7 +319,8 @@ class SignalDefinition(_Strict):
     review: Review = "auto"
     require_fact: bool = False
     """True: a matching item is recorded as evidence but never moves the signal; only a knowledge-base
-    fact does (a ``result`` or ``deployment`` condition, such as a fact an analyst accepted from news)."""
+    fact does (a ``result``, ``deployment`` or ``funding`` condition, such as a fact an analyst accepted from
+    news)."""
     subjects: list[EntityId] = Field(default_factory=list, max_length=100)
     """The entities the signal is about; when absent, those its conditions name
     (:meth:`condition_entities`)."""
@@ -304,7 +342,7 @@ class SignalDefinition(_Strict):
 
     def condition_entities(self) -> list[str]:
         """The entity ids the conditions name as what they look for (mentions_all, mentions_any, chip,
-        baseline, model, benchmark, operator; not ``reported_by_not``, which names who must not
+        baseline, model, benchmark, operator, vendor; not ``reported_by_not``, which names who must not
         report it), each once, in the order they first appear."""
         seen: dict[str, None] = {}
         for field, ent in self._condition_refs():
@@ -339,11 +377,12 @@ class SignalDefinition(_Strict):
                 # A change names a fact, which a later import may create: it is not checked as an entity.
                 continue
             else:
-                keys = (
-                    ("chip", "baseline", "model", "benchmark", "reported_by_not")
-                    if isinstance(body, ResultCondition)
-                    else ("chip", "operator")
-                )
+                if isinstance(body, ResultCondition):
+                    keys: tuple[str, ...] = ("chip", "baseline", "model", "benchmark", "reported_by_not")
+                elif isinstance(body, FundingCondition):
+                    keys = ("vendor",)
+                else:
+                    keys = ("chip", "operator")
                 for key in keys:
                     ent = getattr(body, key)
                     if ent is not None:
@@ -456,7 +495,7 @@ def validate_definition(
 
     The JSON Schema runs first, then the models, then the checks against the knowledge base:
     ``known_entities`` (every entity id: vendors, chips, models, benchmarks) refuses unknown ids in
-    subjects, mentions_*, chip, baseline, model, benchmark, reported_by_not and operator;
+    subjects, mentions_*, chip, baseline, model, benchmark, reported_by_not, operator and vendor;
     ``known_sources`` refuses unknown ids in ``sources``. ``None`` skips that check.
 
     Raises ``DefinitionError`` listing every offending field of the first step that found any.

@@ -9,8 +9,9 @@ its history row and the outbox events commit or roll back together with the chan
 When evaluation runs (DESIGN.md "Signals"):
 
 - ``evaluate_items``: right after the sources store flushed new or updated items;
-- ``evaluate_fact``: when a result or deployment is written (once ``register_fact_listener`` has
-  subscribed it to ``chipwatch.knowledge.service.fact_listeners``: ``create_app`` and the CLI call it);
+- ``evaluate_fact``: when a result, deployment or funding round is written (once
+  ``register_fact_listener`` has subscribed it to ``chipwatch.knowledge.service.fact_listeners``:
+  ``create_app`` and the CLI call it);
 - ``evaluate_signal``: when a signal is created or its definition changes (all stored items and facts);
 - ``deadlines.evaluate_deadlines``: at creation, at start-up and from the ``signals.deadlines`` job.
 """
@@ -72,11 +73,12 @@ def evaluate_items(
 
 
 def evaluate_fact(*, session: Session, kind: str, row: Any, now: datetime | None = None) -> EvaluationReport:
-    """Match one written knowledge-base row against every signal's result and deployment conditions.
+    """Match one written knowledge-base row against every signal's result, deployment and funding
+    conditions.
 
-    ``kind`` is the knowledge-base kind (``results``, ``deployments``; other kinds return an empty
-    report: entity names reach the matcher through the rules cache's fingerprint). ``row`` is the
-    flushed table row. Returns an ``EvaluationReport``.
+    ``kind`` is the knowledge-base kind (``results``, ``deployments``, ``funding-rounds``; other kinds
+    return an empty report: entity names reach the matcher through the rules cache's fingerprint).
+    ``row`` is the flushed table row. Returns an ``EvaluationReport``.
     """
     report = EvaluationReport()
     spec = FACT_TABLES.get(kind)
@@ -185,9 +187,10 @@ def evaluate_seeded(*, session: Session, report: Any, today: date | None = None)
     ``EvaluationReport``.
     """
     out = EvaluationReport()
-    for kb_kind in ("results", "deployments"):
+    for kb_kind in FACT_TABLES:
         _ref_kind, table = FACT_TABLES[kb_kind]
-        for fact_id in report.touched(kb_kind):
+        # seed files name the kind with an underscore (funding_rounds)
+        for fact_id in report.touched(kb_kind.replace("-", "_")):
             row = session.get(table, fact_id)
             if row is not None:
                 out.merge(evaluate_fact(session=session, kind=kb_kind, row=row))
@@ -209,7 +212,8 @@ def _on_facts_changed(session: Session, changes: Sequence[Sequence[FactChange]])
 
 
 def register_fact_listener() -> None:
-    """Evaluate signals whenever the knowledge base writes a result or deployment, or a fact changes.
+    """Evaluate signals whenever the knowledge base writes a result, deployment or funding round, or a
+    fact changes.
 
     Subscribes ``evaluate_fact`` to ``chipwatch.knowledge.service.fact_listeners``, ``evaluate_facts``
     to its batch ``facts_listeners`` (dataset imports) and ``evaluate_changes`` to

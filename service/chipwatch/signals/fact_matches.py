@@ -1,4 +1,5 @@
-"""Knowledge-base facts (results, deployments) read for matching, and what the compiled rules find.
+"""Knowledge-base facts (results, deployments, funding rounds) read for matching, and what the compiled
+rules find.
 
 Hands each fact row to ``CompiledRules.match_fact`` and turns every satisfied condition into a
 ``Finding`` for the writer (``record.py``). Nothing is written here.
@@ -13,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import Deployment, Result
+from chipwatch.knowledge.models import Deployment, FundingRound, Result
 from chipwatch.signals.definition import SignalDefinition
 from chipwatch.signals.record import EvaluationReport, Finding, day_end, day_start
 from chipwatch.signals.rules import CompiledRules, FactView, Match
@@ -21,9 +22,10 @@ from chipwatch.sources.models import Source
 
 __all__ = ["FACT_TABLES", "fact_findings", "facts_for_signal"]
 
-FACT_TABLES: dict[str, tuple[str, type[Result] | type[Deployment]]] = {
+FACT_TABLES: dict[str, tuple[str, type[Result] | type[Deployment] | type[FundingRound]]] = {
     "results": ("result", Result),
     "deployments": ("deployment", Deployment),
+    "funding-rounds": ("funding", FundingRound),
 }
 """Knowledge-base kind (API path segment) -> (evidence ``ref_kind``, table) for the kinds conditions read."""
 
@@ -36,6 +38,13 @@ def _fact_title(ref_kind: str, row: Any) -> str:
         figure = "" if value is None else f" = {value:g}{(' ' + row.unit) if row.unit else ''}"
         bench = f" on {row.benchmark_id}" if row.benchmark_id else ""
         return f"result {row.id}: {chips}{versus} {row.metric}{figure}{bench} ({row.verification})"
+    if ref_kind == "funding":
+        unit = f" {row.currency}" if row.currency else ""
+        amount = f", {row.amount:g}{unit}" if row.amount is not None else ""
+        post = row.post_money_valuation
+        valuation = f" at {post:g}{unit} post-money" if post is not None else ""
+        return (f"funding round {row.id}: {row.vendor_id} {row.round_type}{amount}{valuation} "
+                f"({row.verification})")
     capacity = f", {row.capacity_mw:g} MW reached" if row.capacity_mw is not None else ""
     return f"deployment {row.id}: {row.chip_id or row.system_label or '?'} {row.status}{capacity}"
 
@@ -65,8 +74,8 @@ def _fact_finding(session: Session, ref_kind: str, row: Any, match: Match) -> Fi
 def fact_findings(
     session: Session, rules: CompiledRules, ref_kind: str, row: Any, report: EvaluationReport
 ) -> list[Finding]:
-    """Every condition of ``rules`` that the fact ``row`` (a ``ref_kind`` row: ``result`` or
-    ``deployment``) satisfies; counts the fact and its matches in ``report``. A retracted fact satisfies
+    """Every condition of ``rules`` that the fact ``row`` (a ``ref_kind`` row: ``result``, ``deployment``
+    or ``funding``) satisfies; counts the fact and its matches in ``report``. A retracted fact satisfies
     nothing."""
     report.facts += 1
     if getattr(row, "retracted_at", None) is not None:

@@ -16,11 +16,12 @@ from chipwatch.signals.definition import load_schema
 
 START = "<!-- signal-language:start (generated from schema/signal.schema.json: make docs) -->"
 END = "<!-- signal-language:end -->"
-CONDITION_KINDS = ("item", "result", "deployment", "change")
+CONDITION_KINDS = ("item", "result", "deployment", "funding", "change")
 NESTED = {"number": "item", "value": "result"}  # objects inside a condition, each with its own table
 _NAMED_TYPES = {
     "date": "date (YYYY-MM-DD)",
     "entity_id": "id",
+    "round_type": "round type",
     "entity_ids": "list of ids",
     "term": "term",
     "terms": "list of terms",
@@ -60,7 +61,8 @@ def type_text(node: dict[str, Any], defs: dict[str, Any]) -> str:
 
 
 def _plural(text: str) -> str:
-    return {"id": "ids", "term": "terms", "condition": "conditions", "string": "strings"}.get(text, text)
+    return {"id": "ids", "term": "terms", "condition": "conditions", "string": "strings",
+            "round type": "round types"}.get(text, text)
 
 
 def _description(node: dict[str, Any], defs: dict[str, Any]) -> str:

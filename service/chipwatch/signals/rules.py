@@ -25,6 +25,7 @@ from chipwatch.signals.definition import (
     ChangeCondition,
     DefinitionError,
     DeploymentCondition,
+    FundingCondition,
     ItemCondition,
     NumberBound,
     ResultCondition,
@@ -77,10 +78,12 @@ class FactView:
     ``chip_ids``, ``baseline_ids``, ``model_ids`` (lists), ``benchmark_id``, ``metric``, ``value``,
     ``value_min``, ``value_max``, ``verification``, ``reported_by``, ``reproduced_by``. Deployments:
     ``chip_id`` (or ``chip_ids``), ``operator_id``, ``capacity_mw`` (reached), ``status``, ``as_of``,
-    ``published_on`` (dates, datetimes or ISO strings). Missing fields fail the constraints that read them.
+    ``published_on`` (dates, datetimes or ISO strings). Funding rounds: ``vendor_id``, ``round_type``,
+    ``status``, ``amount``, ``post_money_valuation``, ``currency``, ``announced_on``, ``as_of``,
+    ``published_on``. Missing fields fail the constraints that read them.
     """
 
-    kind: Literal["result", "deployment"]
+    kind: Literal["result", "deployment", "funding"]
     id: str | int
     fields: Mapping[str, Any]
 
@@ -130,7 +133,7 @@ class _FactRule:
     signal_id: str
     side: Side
     index: int
-    condition: ResultCondition | DeploymentCondition | ChangeCondition
+    condition: ResultCondition | DeploymentCondition | FundingCondition | ChangeCondition
 
 
 def _terms(values: list[str] | None) -> tuple[tuple[str, _TermKey], ...]:
@@ -206,8 +209,8 @@ class CompiledRules:
                 elif cond.change is not None:
                     self._change_rules.append(_FactRule(defn.id, side, index, cond.change))
                 else:
-                    body = cond.result if cond.result is not None else cond.deployment
-                    assert body is not None
+                    body = cond.body
+                    assert isinstance(body, ResultCondition | DeploymentCondition | FundingCondition)
                     self._fact_rules.append(_FactRule(defn.id, side, index, body))
         self._entities = EntityMatcher(Entity(e, by_id[e]) for e in sorted(used))
         self._terms = PhraseSet(term_phrases)
@@ -248,7 +251,7 @@ class CompiledRules:
             for j, ent in enumerate(getattr(cond, key) or []):
                 if ent not in known:
                     raise DefinitionError(
-                        f"{side}_when.{index}.item.{key}.{j}",
+                        f"{side}_when[{index}].item.{key}[{j}]",
                         f"signal {signal_id!r} names entity {ent!r}, which is not among the entities given",
                     )
         return _ItemRule(
@@ -387,7 +390,8 @@ class CompiledRules:
     # ------------------------------------------------------------------ facts
 
     def match_fact(self, fact: FactView) -> list[Match]:
-        """Every result or deployment condition of every signal that ``fact`` satisfies, in signal order.
+        """Every result, deployment or funding condition of every signal that ``fact`` satisfies, in signal
+        order.
 
         A fact a dataset's newer version retired, or an analyst retracted, is no longer current and
         satisfies nothing (evidence it gave before stays).
@@ -401,6 +405,8 @@ class CompiledRules:
                 reason = _check_result(cond, fact)
             elif fact.kind == "deployment" and isinstance(cond, DeploymentCondition):
                 reason = _check_deployment(cond, fact)
+            elif fact.kind == "funding" and isinstance(cond, FundingCondition):
+                reason = _check_funding(cond, fact)
             else:
                 continue
             if reason is not None:
@@ -525,6 +531,44 @@ def _check_deployment(cond: DeploymentCondition, fact: FactView) -> str | None:
             return None
         parts.append(f"as of {held.isoformat()} (by {cond.by.isoformat()})")
     return f"deployment {fact.id}: " + "; ".join(parts)
+
+
+def _at_least(value: Any, bound: float) -> bool:
+    return value is not None and (float(value) >= bound or math.isclose(float(value), bound, rel_tol=1e-9))
+
+
+def _check_funding(cond: FundingCondition, fact: FactView) -> str | None:
+    f = fact.fields
+    parts: list[str] = []
+    if cond.vendor is not None:
+        if f.get("vendor_id") != cond.vendor:
+            return None
+        parts.append(f"vendor {cond.vendor}")
+    if cond.round_type is not None:
+        if f.get("round_type") not in cond.round_type:
+            return None
+        parts.append(f"round {f.get('round_type')}")
+    if cond.status is not None:
+        if f.get("status") != cond.status:
+            return None
+        parts.append(f"status {cond.status}")
+    if cond.currency is not None:
+        if f.get("currency") != cond.currency:
+            return None
+    unit = f" {f.get('currency')}" if f.get("currency") else ""
+    for key, field, words in (("amount_gte", "amount", "amount"),
+                              ("post_money_valuation_gte", "post_money_valuation", "post-money valuation")):
+        bound = getattr(cond, key)
+        if bound is not None:
+            if not _at_least(f.get(field), bound):
+                return None
+            parts.append(f"{words} {_fmt(float(f[field]))}{unit} >= {_fmt(bound)}{unit}")
+    if cond.by is not None:
+        held = _as_date(f.get("announced_on")) or _as_date(f.get("as_of")) or _as_date(f.get("published_on"))
+        if held is None or held > cond.by:
+            return None
+        parts.append(f"announced {held.isoformat()} (by {cond.by.isoformat()})")
+    return f"funding round {fact.id}: " + "; ".join(parts)
 
 
 def compile_signals(defs: Sequence[SignalDefinition], entities: Sequence[Entity]) -> CompiledRules:
