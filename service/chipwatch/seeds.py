@@ -498,7 +498,7 @@ def _reference_issues(entry: _Entry, known: dict[str, set[str]]) -> Iterator[See
                             continue
                         for ref in value if isinstance(value, list) else [value]:
                             if isinstance(ref, str) and not any(ref in known[k] for k in kinds):
-                                where = f"{side}[{i}].{cond_kind}.{key}"
+                                where = f"{side}.{i}.{cond_kind}.{key}"
                                 yield SeedIssue(entry.file, _unknown(ref, kinds), entry.label, where)
 
 

@@ -251,7 +251,7 @@ class CompiledRules:
             for j, ent in enumerate(getattr(cond, key) or []):
                 if ent not in known:
                     raise DefinitionError(
-                        f"{side}_when[{index}].item.{key}[{j}]",
+                        f"{side}_when.{index}.item.{key}.{j}",
                         f"signal {signal_id!r} names entity {ent!r}, which is not among the entities given",
                     )
         return _ItemRule(
