@@ -4,7 +4,8 @@ Producers (signal transitions, new evidence, source health changes) call :func:`
 transaction.  The row commits or rolls back with the change it announces, so a crash can never lose an
 event nor announce a change that did not happen.  After a commit that emitted events, every waker
 registered with :func:`add_waker` is called, so an in-process dispatcher sends them at once instead of
-waiting for its timer.  The session hooks that do this are installed by the first :func:`add_waker`
+waiting for its timer; on PostgreSQL the commit also notifies other processes
+(:mod:`chipwatch.outbox.notify`).  The session hooks that do this are installed by the first :func:`add_waker`
 call, not on import.
 """
 
@@ -21,6 +22,7 @@ from sqlmodel import Session
 
 from chipwatch.kit.time import utcnow
 from chipwatch.outbox.models import EVENT_TYPES, Event
+from chipwatch.outbox.notify import notify_on_commit
 
 _wakers: list[Callable[[], None]] = []
 _wakers_lock = threading.Lock()
@@ -50,6 +52,7 @@ def emit(
     session.add(row)
     session.flush()
     session.info[_PENDING_KEY] = True
+    notify_on_commit(session)
     return row
 
 
@@ -69,6 +72,7 @@ def emit_many(session: Session, type_: str, datas: list[dict[str, Any]]) -> None
     # One executemany of a Core insert: the rows need no identity in the session.
     session.execute(insert(Event.__table__), rows)
     session.info[_PENDING_KEY] = True
+    notify_on_commit(session)
 
 
 def add_waker(fn: Callable[[], None]) -> Callable[[], None]:

@@ -17,9 +17,10 @@ those beyond the sending slots wait in memory, which keeps the slots busy while 
 one round serve many attempts.  A queued claim that would not finish within its lease is released
 unsent rather than risk a second worker sending it at the same time.
 
-A round starts when an event commits in this process (``chipwatch.outbox.emit.add_waker``), when part of
-the claim window has been sent, when the next retry falls due, and at least every ``poll_interval_s``
-(events written by other processes, lapsed claims).
+A round starts when an event commits in this process (``chipwatch.outbox.emit.add_waker``), on
+PostgreSQL when another process commits one (``LISTEN``/``NOTIFY``, :mod:`chipwatch.outbox.notify`),
+when part of the claim window has been sent, when the next retry falls due, and at least every
+``poll_interval_s`` (lapsed claims; on SQLite, events written by other processes).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from chipwatch.kit.retry_after import parse_retry_after
 from chipwatch.kit.time import utcnow
 from chipwatch.netguard import BlockedAddressError, GuardedTransport, HostResolutionError
 from chipwatch.outbox.emit import add_waker
+from chipwatch.outbox.notify import OutboxListener, libpq_conninfo
 from chipwatch.webhooks import outbox, signing
 from chipwatch.webhooks.models import Delivery
 from chipwatch.webhooks.outbox import AttemptOutcome, ClaimedDelivery
@@ -125,6 +127,7 @@ class Dispatcher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: asyncio.Task | None = None
         self._remove_waker = None
+        self._listener: OutboxListener | None = None
         self._stopping = False
         self._heartbeat: Heartbeat | None = None
         self._db_lock: asyncio.Lock | None = None
@@ -179,6 +182,10 @@ class Dispatcher:
         self._stopping = False
         # Called from whichever thread committed; wake() hands over to the dispatcher's loop.
         self._remove_waker = add_waker(self.wake)
+        conninfo = libpq_conninfo(self.settings.resolved_database_url)
+        if conninfo is not None:
+            self._listener = OutboxListener(conninfo, self.wake)
+            self._listener.start()
         self._runner = asyncio.create_task(self._run_forever(), name="webhooks.dispatcher")
         _active.add(self)
         log.info("webhook dispatcher started", extra={"worker_id": self.worker_id})
@@ -191,6 +198,9 @@ class Dispatcher:
         if self._remove_waker is not None:
             self._remove_waker()
             self._remove_waker = None
+        if self._listener is not None:
+            await self._listener.stop()
+            self._listener = None
         if self._wake is not None:
             self._wake.set()
         if self._runner is not None:
