@@ -22,7 +22,7 @@ from chipwatch.imports.models import Import, WaitingRow
 from chipwatch.imports.plan import Candidate, Existing, Plan, decide
 from chipwatch.knowledge.events import changes_held
 from chipwatch.knowledge.history import plain, record_change, record_created
-from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.models import KB_TABLES, Result, link_result_rows
 from chipwatch.knowledge.service import notify_facts
 
 BATCH = 500
@@ -162,6 +162,8 @@ def insert_facts(
     for chunk in _chunks(rows):
         # The table itself, not the mapped class: a plain executemany, without the ORM's bulk machinery.
         session.execute(insert(table.__table__), chunk)  # type: ignore[attr-defined]
+    if table is Result:  # a Core insert: the results' entity index is written here, not by the ORM
+        link_result_rows(session, rows)
     record_created(
         session=session,
         kind=kb_kind,

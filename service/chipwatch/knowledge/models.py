@@ -8,11 +8,13 @@ Ranges ("1.5x to 1.9x") keep ``value_min`` and ``value_max``; ``value`` then hol
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Float, Index, String, Text
-from sqlmodel import Field, SQLModel
+from sqlalchemy import JSON, Float, Index, String, Text, delete, event, insert, inspect
+from sqlalchemy.engine import Connection
+from sqlmodel import Field, Session, SQLModel
 
 from chipwatch.kit.time import utcnow
 from chipwatch.types import UTCDateTime
@@ -193,6 +195,77 @@ class ResultBase(Provenance):
 class Result(ResultBase, DatasetProvenance, Retraction, table=True):
     __tablename__ = "results"
     id: str = Field(primary_key=True, max_length=64)
+
+
+RESULT_LINK_ROLES: dict[str, str] = {"chip_ids": "chip", "baseline_ids": "baseline", "model_ids": "model"}
+"""A result's list column -> the role its ids take in :class:`ResultEntity`."""
+
+
+class ResultEntity(SQLModel, table=True):
+    """One entity a result names in a list column (its chips, baselines, models), one row each.
+
+    The lists stay on the result as written; this table is their index, so that ``results?chip=X``
+    reads the rows for X in id order instead of matching text inside every result's JSON. Kept by
+    :func:`link_result_rows` and the model events below on every write of a result.
+    """
+
+    __tablename__ = "result_entities"
+    role: str = Field(primary_key=True, max_length=16, description="chip | baseline | model")
+    entity_id: str = Field(primary_key=True, max_length=64)
+    result_id: str = Field(primary_key=True, foreign_key="results.id", max_length=64, index=True)
+
+
+_LINK_CHUNK = 500  # bound on IN (...) list and insert batch sizes
+
+
+def result_link_rows(result: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The ``result_entities`` rows of one result (a mapping with ``id`` and its list columns)."""
+    pairs = {
+        (role, entity_id)
+        for column, role in RESULT_LINK_ROLES.items()
+        for entity_id in result.get(column) or []
+        if isinstance(entity_id, str) and entity_id
+    }
+    return [{"role": r, "entity_id": e, "result_id": result["id"]} for r, e in sorted(pairs)]
+
+
+def link_result_rows(conn: Connection | Session, results: Iterable[Mapping[str, Any]]) -> None:
+    """Replace the ``result_entities`` rows of ``results`` (mappings with ``id``, ``chip_ids``,
+    ``baseline_ids``, ``model_ids``). ORM writes of a result do this themselves (the events below); a
+    writer that inserts or updates results through Core calls it with the rows it wrote. Never commits."""
+    results = list(results)
+    ids = [r["id"] for r in results]
+    for start in range(0, len(ids), _LINK_CHUNK):
+        chunk = ids[start : start + _LINK_CHUNK]
+        conn.execute(delete(ResultEntity).where(ResultEntity.result_id.in_(chunk)))  # type: ignore[attr-defined]
+    rows = [row for result in results for row in result_link_rows(result)]
+    for start in range(0, len(rows), _LINK_CHUNK):
+        conn.execute(insert(ResultEntity), rows[start : start + _LINK_CHUNK])
+
+
+def _link_values(result: Result) -> dict[str, Any]:
+    return {"id": result.id, **{column: getattr(result, column) for column in RESULT_LINK_ROLES}}
+
+
+# Model events, like the items' sort time: every ORM write of a result (API, seed load, accepted
+# candidate, an import's updates) keeps its index rows, whichever code path made it.
+@event.listens_for(Result, "after_insert")
+def _linked_on_insert(_mapper, connection: Connection, result: Result) -> None:
+    rows = result_link_rows(_link_values(result))
+    if rows:
+        connection.execute(insert(ResultEntity), rows)
+
+
+@event.listens_for(Result, "after_update")
+def _linked_on_update(_mapper, connection: Connection, result: Result) -> None:
+    state = inspect(result)
+    if any(state.attrs[column].history.has_changes() for column in RESULT_LINK_ROLES):
+        link_result_rows(connection, [_link_values(result)])
+
+
+@event.listens_for(Result, "before_delete")
+def _unlinked_on_delete(_mapper, connection: Connection, result: Result) -> None:
+    connection.execute(delete(ResultEntity).where(ResultEntity.result_id == result.id))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- funding rounds

@@ -6,14 +6,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from sqlalchemy import String, cast, select
+from sqlalchemy import String, and_, cast, exists, select
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, SQLModel
 
 from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
-from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.models import KB_TABLES, RESULT_LINK_ROLES, Result, ResultEntity
 from chipwatch.vocab.facts import DeploymentStatus, FundingStatus
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
@@ -152,12 +153,27 @@ def list_rows(
     ]
     if unknown:
         raise Invalid(unknown)
+    keys: tuple[Any, ...] = (table.id,)
     for flt in FILTERS[kind]:
         value = values.get(flt.param)
         if value is None:
             continue
         col = getattr(table, flt.column)
-        if flt.mode == "retired":
+        if table is Result and flt.column in RESULT_LINK_ROLES:
+            # Through the result_entities index: the first such filter drives the page (its
+            # (role, entity_id, result_id) key is read in id order), any other is a lookup per row.
+            link = aliased(ResultEntity)
+            named = and_(
+                link.result_id == Result.id,
+                link.role == RESULT_LINK_ROLES[flt.column],
+                link.entity_id == value,
+            )
+            if len(keys) == 1 and keys[0] is table.id:
+                stmt = stmt.join(link, named)
+                keys = (link.result_id,)
+            else:
+                stmt = stmt.where(exists().where(named))
+        elif flt.mode == "retired":
             stmt = stmt.where(col.is_not(None) if value else col.is_(None))
         elif flt.mode == "gte":
             stmt = stmt.where(col >= value)
@@ -168,7 +184,9 @@ def list_rows(
             stmt = stmt.where(cast(col, String).like(f'%"{_like_literal(value)}"%', escape="\\"))
         else:
             stmt = stmt.where(col == value)
-    rows, next_cursor = keyset_page(session, stmt, keys=(table.id,), cursor=cursor, limit=limit)
+    rows, next_cursor = keyset_page(
+        session, stmt, keys=keys, cursor=cursor, limit=limit, row_key=lambda row: (row.id,)
+    )
     return {"items": rows, "next_cursor": next_cursor}
 
 
