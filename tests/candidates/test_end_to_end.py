@@ -1,6 +1,7 @@
 """End to end over HTTP on loopback: two feed servers carry the same funding story; the service, itself
 served by uvicorn, checks both sources through its API, proposes one candidate with both items, and
-accepting it adds the funding round with both items as provenance, which the race board then shows."""
+accepting it adds the funding round with both items as provenance, which the funding-rounds API and the
+race board then show with both sources."""
 
 from __future__ import annotations
 
@@ -89,6 +90,9 @@ def test_two_sources_one_candidate_accepted_into_the_race(db, feed_servers):
             "https://chip-press.example/etched", "https://silicon-notes.example/etched-round"
         }
         assert round_["source_id"] == "silicon-notes"  # the more trusted source
+        assert round_["sources"] == ["silicon-notes", "chip-press"]
+        listed = api.get("/v1/funding-rounds", params={"vendor": "etched"}).json()["items"]
+        assert [(f["id"], f["sources"]) for f in listed] == [(fact_id, ["silicon-notes", "chip-press"])]
         history = api.get(f"/v1/funding-rounds/{fact_id}/history").json()["items"]
         assert [(h["action"], h["cause"], h["cause_ref"]) for h in history] == [
             ("created", "candidate", str(candidate["id"]))
@@ -100,6 +104,9 @@ def test_two_sources_one_candidate_accepted_into_the_race(db, feed_servers):
         shown = [f for f in race["latest_funding"] if f["id"] == fact_id]
         assert shown and shown[0]["vendor"] == "etched" and shown[0]["amount"] == 500_000_000
         assert shown[0]["verification"] == "witnessed" and shown[0]["source"]["id"] == "silicon-notes"
+        assert [(s["id"], s["url"]) for s in shown[0]["sources"]] == [
+            ("silicon-notes", analyst_url), ("chip-press", press_url)
+        ]
 
         # Checking again changes nothing: the items are the same, so is the candidate.
         for source_id in ("chip-press", "silicon-notes"):

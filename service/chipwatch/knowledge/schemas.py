@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import Field as PField
-from pydantic import create_model
+from pydantic import computed_field, create_model
 from pydantic.fields import FieldInfo
 from sqlmodel import SQLModel
 
@@ -49,10 +50,40 @@ def _api_models(table: type[SQLModel]) -> tuple[type[SQLModel], type[SQLModel], 
     return create, update, public
 
 
+def provenance_source_ids(source_id: str | None, attributes: Mapping[str, Any] | None) -> list[str]:
+    """Every source behind a fact, each once: its ``source_id`` first, then the sources of the news items
+    accepting a candidate (or a later corroboration) recorded in ``attributes.provenance_items``, in their
+    order. Empty for a fact with neither."""
+    ids = [source_id] if source_id else []
+    for item in (attributes or {}).get("provenance_items") or []:
+        if isinstance(item, Mapping) and item.get("source_id") and item["source_id"] not in ids:
+            ids.append(str(item["source_id"]))
+    return ids
+
+
+def _with_sources(public: type[SQLModel]) -> type[SQLModel]:
+    """``public`` with a read-only ``sources`` list (:func:`provenance_source_ids`)."""
+
+    class WithSources(public):  # type: ignore[misc, valid-type]
+        @computed_field(  # type: ignore[prop-decorator]
+            description="ids of every source behind the fact: source_id first, then the sources of the news "
+            "items in attributes.provenance_items"
+        )
+        @property
+        def sources(self) -> list[str]:
+            return provenance_source_ids(self.source_id, self.attributes)  # type: ignore[attr-defined]
+
+    WithSources.__name__ = WithSources.__qualname__ = public.__name__
+    return WithSources
+
+
 API_MODELS: dict[str, tuple[type[SQLModel], type[SQLModel], type[SQLModel]]] = {
     kind: _api_models(table) for kind, table in KB_TABLES.items()
 }
 """API path segment -> (Create, Update, Public) models."""
+# A funding round accepted from news often stands on several outlets' items: show them all.
+_create, _update, _public = API_MODELS["funding-rounds"]
+API_MODELS["funding-rounds"] = (_create, _update, _with_sources(_public))
 
 
 class FactChangePublic(SQLModel):

@@ -55,6 +55,8 @@ class FundingView(BaseModel):
     announced_on_precision: str
     verification: str
     source: SourceRef | None
+    sources: list[SourceRef]
+    """Every source behind the round: ``source`` first, then those of the news items it was accepted from."""
 
 
 class Race(BaseModel):

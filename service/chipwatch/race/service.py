@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from chipwatch.knowledge.models import Chip, Deployment, FundingRound, Result
+from chipwatch.knowledge.schemas import provenance_source_ids
 from chipwatch.signals import service as signals_service
 from chipwatch.signals.models import Signal
 from chipwatch.sources.models import Source
@@ -95,6 +96,7 @@ def _funding_view(f: FundingRound, sources: dict[str, Source]) -> dict[str, Any]
         "announced_on_precision": f.announced_on_precision,
         "verification": f.verification,
         "source": _source_ref(sources, f.source_id),
+        "sources": [_source_ref(sources, s) for s in provenance_source_ids(f.source_id, f.attributes)],
     }
 
 
