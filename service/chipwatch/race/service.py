@@ -12,6 +12,7 @@ from chipwatch.knowledge.models import Chip, Deployment, FundingRound, Result
 from chipwatch.knowledge.schemas import provenance_source_ids
 from chipwatch.signals import service as signals_service
 from chipwatch.signals.models import Signal
+from chipwatch.signals.watch import FeedWatch
 from chipwatch.sources.models import Source
 
 # Scorecard slots and the result metrics that fill them.  Per-kW/per-W/per-MW ratios are the same
@@ -100,12 +101,29 @@ def _funding_view(f: FundingRound, sources: dict[str, Source]) -> dict[str, Any]
     }
 
 
+def _cited_sources(
+    session: Session, source_ids: list[str | None], funding: list[FundingRound]
+) -> dict[str, Any]:
+    """Id, name and url of the sources the given facts cite, by id."""
+    wanted = {i for i in source_ids if i}
+    for f in funding:
+        wanted.update(provenance_source_ids(f.source_id, f.attributes))
+    if not wanted:
+        return {}
+    rows = session.execute(select(Source.id, Source.name, Source.url).where(Source.id.in_(sorted(wanted))))
+    return {row.id: row for row in rows}
+
+
 def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
-    """The state of the race: the signals board, headline results with verification, latest funding."""
-    sources = {s.id: s for s in session.scalars(select(Source))}
-    feeds = [s for s in sources.values() if s.enabled and s.url and s.kind in signals_service.FEED_KINDS]
+    """The state of the race: the signals board, headline results with verification, latest funding.
+
+    Rebuilt on every write and once a second, so it reads narrow columns: the feeds as (id, trust,
+    failing) once for every signal's watch health, and only the sources the results and rounds shown
+    cite.
+    """
+    watch = FeedWatch.load(session=session)
     signals = list(session.scalars(select(Signal).order_by(Signal.id)))
-    board = [signals_service.signal_summary(s, feeds) for s in signals]
+    board = [signals_service.signal_summary(s, watch) for s in signals]
     # Retracted facts are withdrawn: the board shows the facts in force only.
     headline = session.scalars(
         select(Result).where(Result.headline.is_(True), Result.retracted_at.is_(None)).order_by(Result.id)
@@ -115,6 +133,7 @@ def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
         .where(FundingRound.retracted_at.is_(None))
         .order_by(FundingRound.announced_on.desc().nulls_last(), FundingRound.id)
     ).all()[:funding_limit]
+    sources = _cited_sources(session, [r.source_id for r in headline], funding)
     counts: dict[str, int] = {"open": 0, "pending_review": 0, "resolved": 0}
     for s in signals:
         counts[s.status] = counts.get(s.status, 0) + 1

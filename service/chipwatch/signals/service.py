@@ -26,7 +26,8 @@ from chipwatch.signals.record import EvaluationReport, SignalNotFound
 from chipwatch.signals.rules_cache import all_entity_ids, definition_document, definition_of
 from chipwatch.signals.schemas import SignalWithEvidence
 from chipwatch.signals.state import TransitionNotAllowed
-from chipwatch.sources.models import FEED_KINDS, Source
+from chipwatch.signals.watch import FeedWatch
+from chipwatch.sources.models import Source
 
 __all__ = [
     "DefinitionError",
@@ -34,9 +35,7 @@ __all__ = [
     "SignalNotFound",
     "TransitionNotAllowed",
     "create_signal",
-    "enabled_feeds",
     "evidence_view",
-    "feed_sources_for",
     "get_signal",
     "history_view",
     "known_source_ids",
@@ -51,47 +50,7 @@ __all__ = [
     "signal_summary",
     "transitions_feed",
     "update_signal",
-    "watch_health",
 ]
-
-
-def feed_sources_for(signal: Signal, feeds: list[Source]) -> list[Source]:
-    """The enabled feed sources that can feed ``signal``'s item conditions.
-
-    A condition that names ``sources`` is fed by those; one that names ``source_trust`` by the feeds of
-    that trust; one with neither by every feed.  Signals with only fact conditions are fed by every feed,
-    since facts reach the knowledge base through the same news.
-    """
-    chosen: dict[str, Source] = {}
-    item_conditions = [c["item"] for c in (*signal.yes_when, *signal.no_when) if "item" in c]
-    if not item_conditions:
-        return feeds
-    for cond in item_conditions:
-        ids = set(cond.get("sources") or [])
-        trusts = set(cond.get("source_trust") or [])
-        for src in feeds:
-            if (ids and src.id in ids) or (not ids and (not trusts or src.trust in trusts)):
-                chosen[src.id] = src
-    return list(chosen.values())
-
-
-def watch_health(signal: Signal, feeds: list[Source]) -> str:
-    """``ok``, ``degraded`` (some of its feeds failing) or ``blind`` (all failing, or none to watch)."""
-    mine = feed_sources_for(signal, feeds)
-    if not mine:
-        return "blind"
-    failing = sum(1 for s in mine if s.consecutive_failures > 0)
-    if failing == 0:
-        return "ok"
-    return "blind" if failing == len(mine) else "degraded"
-
-
-def enabled_feeds(*, session: Session) -> list[Source]:
-    """Every enabled source that is a feed (seed articles and reports are not watched)."""
-    stmt = select(Source).where(
-        Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None)
-    )
-    return list(session.scalars(stmt))
 
 
 def _isoformat(moment: date | datetime | None) -> str | None:
@@ -99,8 +58,8 @@ def _isoformat(moment: date | datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def signal_summary(signal: Signal, feeds: list[Source]) -> dict[str, Any]:
-    """The board view of a signal (JSON-ready dict)."""
+def signal_summary(signal: Signal, watch: FeedWatch) -> dict[str, Any]:
+    """The board view of a signal (JSON-ready dict); ``watch`` is the enabled feeds, read once per board."""
     return {
         "id": signal.id,
         "question": signal.question,
@@ -114,7 +73,7 @@ def signal_summary(signal: Signal, feeds: list[Source]) -> dict[str, Any]:
         "resolved_at": _isoformat(signal.resolved_at),
         "known_at": _isoformat(signal.known_at),
         "subjects": signal.subjects,
-        "watch_health": watch_health(signal, feeds),
+        "watch_health": watch.health(signal.yes_when, signal.no_when),
     }
 
 
@@ -137,8 +96,8 @@ def list_signals(
     if outcome:
         stmt = stmt.where(Signal.outcome == outcome)
     rows, next_cursor = keyset_page(session, stmt, keys=(Signal.id,), cursor=cursor, limit=limit)
-    feeds = enabled_feeds(session=session)
-    return {"items": [signal_summary(s, feeds) for s in rows], "next_cursor": next_cursor}
+    watch = FeedWatch.load(session=session)
+    return {"items": [signal_summary(s, watch) for s in rows], "next_cursor": next_cursor}
 
 
 def evidence_view(ev: Evidence) -> dict[str, Any]:
@@ -148,18 +107,18 @@ def evidence_view(ev: Evidence) -> dict[str, Any]:
 
 def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
     """A signal with its definition, watched sources and every evidence row (oldest first)."""
-    feeds = enabled_feeds(session=session)
+    watch = FeedWatch.load(session=session)
     evidence = session.scalars(
         select(Evidence).where(Evidence.signal_id == signal.id).order_by(Evidence.id)
     ).all()
     return SignalWithEvidence(
-        **signal_summary(signal, feeds),
+        **signal_summary(signal, watch),
         description=signal.description,
         tags=signal.tags,
         require_fact=signal.require_fact,
         yes_when=signal.yes_when,
         no_when=signal.no_when,
-        watched_sources=sorted(s.id for s in feed_sources_for(signal, feeds)),
+        watched_sources=watch.watched_ids(signal.yes_when, signal.no_when),
         evidence=[evidence_view(e) for e in evidence],
     )
 
@@ -233,6 +192,24 @@ def _validate(session: Session, document: dict[str, Any]) -> SignalDefinition:
         known_entities=all_entity_ids(session=session),
         known_sources=known_source_ids(session=session),
     )
+
+
+def definition_problems(
+    *, session: Session, document: dict[str, Any], signal_id: str | None = None
+) -> list[tuple[str, str]]:
+    """Every ``(field, message)`` :func:`create_signal` would refuse ``document`` for, or with
+    ``signal_id`` :func:`update_signal` a change of that signal; nothing is written. Used to report a
+    body's problems with those the request layer found (``kit.validation``)."""
+    if signal_id is not None:
+        signal = session.get(Signal, signal_id)
+        if signal is None:
+            return []
+        document = {**definition_document(signal), **document}
+    try:
+        _validate(session, document)
+    except DefinitionError as exc:
+        return list(exc.problems)
+    return []
 
 
 def _definition_columns(defn: SignalDefinition) -> dict[str, Any]:
