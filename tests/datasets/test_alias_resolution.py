@@ -8,6 +8,7 @@ from chipwatch.datasets.epoch_clusters import parse_gpu_clusters
 from chipwatch.datasets.mlperf_summary import parse_summary_results
 from chipwatch.db import session_scope
 from chipwatch.imports.resolve import load_resolver
+from chipwatch.knowledge.models import Chip
 from tests.fixtures.corpus import corpus_dir, requires_corpus
 from tests.fixtures.imports import CLUSTERS, EPOCH_NEW, MLPERF_V41, MLPERF_V51, facts_by_key, import_corpus
 
@@ -148,3 +149,25 @@ def test_imported_results_carry_the_right_chips_and_unresolved_names_are_listed(
         for entry in entry.chips
     }
     assert mlperf_misses <= set(unresolved)
+
+
+def test_the_resolver_is_reused_until_a_name_changes(db, client, admin_headers):
+    with session_scope(write=False) as session:
+        first = load_resolver(session=session)
+        assert load_resolver(session=session) is first  # nothing changed: the same tables, names memoised
+    assert first.part("chip", "NVIDIA RTX PRO 6000 Blackwell Server Edition").chip_key is None
+    body = {"kind": "chip", "alias": "RTX PRO 6000 Blackwell Server Edition", "target_id": "gb200"}
+    assert client.post("/v1/aliases", json=body, headers=admin_headers).status_code == 201
+    with session_scope(write=False) as session:
+        after_alias = load_resolver(session=session)
+    assert after_alias is not first
+    assert after_alias.part("chip", "NVIDIA RTX PRO 6000 Blackwell Server Edition").chip_key == "gb200"
+    # A chip written in this very transaction is seen too (the key is the names, not a clock).
+    with session_scope() as session:
+        session.add(Chip(id="rtx-pro-6000", name="NVIDIA RTX PRO 6000 Blackwell", kind="chip"))
+        session.flush()
+        inside = load_resolver(session=session)
+        assert inside.part("chip", "NVIDIA RTX PRO 6000 Blackwell").chip_key == "rtx-pro-6000"
+        session.rollback()
+    with session_scope(write=False) as session:
+        assert load_resolver(session=session).part("chip", "NVIDIA RTX PRO 6000 Blackwell").chip_key is None

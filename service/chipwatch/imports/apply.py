@@ -262,23 +262,25 @@ def replace_waiting(
         for chunk in _chunks(sorted(plan.keys)):
             stmt = delete(WaitingRow).where(WaitingRow.dataset == imp.kind, WaitingRow.row_key.in_(chunk))
             session.execute(stmt)
-    session.add_all([waiting_row(candidate, imp, version, at) for candidate in plan.waiting])
-    session.flush()
+    rows = [waiting_row(candidate, imp, version, at) for candidate in plan.waiting]
+    for chunk in _chunks(rows):
+        # The table itself: one executemany, as for new facts (a file can hold thousands of such rows).
+        session.execute(insert(WaitingRow.__table__), chunk)  # type: ignore[attr-defined]
 
 
-def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -> WaitingRow:
-    """The waiting row of ``candidate``, with its unresolved names."""
+def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -> dict[str, Any]:
+    """The column values of ``candidate``'s waiting row, with its unresolved names."""
     built = candidate.built
-    return WaitingRow(
-        dataset=imp.kind,
-        dataset_scope=built.scope,
-        row_key=built.row_key,
-        import_id=imp.id,
-        dataset_version=version,
-        record={**candidate.plain, "row": candidate.row},
-        names=[{"name": u.name, "kind": u.kind, "reason": u.reason} for u in built.waiting],
-        since=at,
-    )
+    return {
+        "dataset": imp.kind,
+        "dataset_scope": built.scope,
+        "row_key": built.row_key,
+        "import_id": imp.id,
+        "dataset_version": version,
+        "record": {**candidate.plain, "row": candidate.row},
+        "names": [{"name": u.name, "kind": u.kind, "reason": u.reason} for u in built.waiting],
+        "since": at,
+    }
 
 
 def write_plan(

@@ -12,10 +12,14 @@ does not exist is ignored (a seeded alias may name a chip only a dataset import 
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from sqlalchemy import select
+import orjson
+from sqlalchemy import String, cast, literal, null, select, union_all
 from sqlmodel import Session
 
 from chipwatch.datasets.hardware_names import AliasTable, HardwarePart, ResolvedPart, hardware_tokens
@@ -108,15 +112,83 @@ class Resolver:
         return self.platforms.get(chip_id)
 
 
+_cache_lock = threading.Lock()
+_cached: tuple[tuple[Any, ...], Resolver] | None = None
+
+
+@functools.cache
+def _names_query():
+    """Every name a resolver is built from, in one round trip: ``(origin, kind, id, name, aliases as JSON
+    text, platform)`` of chips, vendors and models (origin ``entity``), then ``(origin, kind, target id,
+    alias)`` of the alias table (origin ``alias``).
+
+    Aliases come as their stored text, not decoded: the rows are the cache key, compared on every
+    import, and decoded only when they changed.
+    """
+    entities = [
+        select(
+            literal("entity").label("origin"),
+            literal(kind).label("kind"),
+            table.id,
+            table.name,
+            cast(table.aliases, String).label("aliases"),
+            (table.platform if table is Chip else null()).label("platform"),
+        )
+        for kind, table in (("chip", Chip), ("vendor", Vendor), ("model", Model))
+    ]
+    aliases = select(
+        literal("alias").label("origin"),
+        Alias.kind,
+        Alias.target_id,
+        Alias.alias,
+        null().label("aliases"),
+        null().label("platform"),
+    )
+    return union_all(*entities, aliases)
+
+
 def load_resolver(*, session: Session) -> Resolver:
-    """A :class:`Resolver` over every chip, vendor and model and every alias whose target exists."""
+    """A :class:`Resolver` over every chip, vendor and model and every alias whose target exists.
+
+    Cached process-wide, keyed on the names themselves (read in one query each time, undecoded), so an
+    alias, chip, vendor or model written by any process or transaction, this one included, is seen by
+    the next import; what the cache saves is decoding the names, building the token tables and
+    matching each hardware name again (a resolver remembers the names it matched).
+    """
+    global _cached
+    rows = tuple(tuple(row) for row in session.execute(_names_query()))
+    key = (str(session.get_bind().engine.url), rows)
+    with _cache_lock:
+        cached = _cached
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    resolver = _build(rows)
+    with _cache_lock:
+        _cached = (key, resolver)
+    return resolver
+
+
+def clear_resolver_cache() -> None:
+    """Forget the cached resolver (tests; the key makes it unnecessary in service)."""
+    global _cached
+    with _cache_lock:
+        _cached = None
+
+
+def _build(rows: tuple[tuple[Any, ...], ...]) -> Resolver:
     names: dict[str, list[tuple[str, str]]] = {"chip": [], "vendor": [], "model": []}
-    for kind, table in (("chip", Chip), ("vendor", Vendor), ("model", Model)):
-        for row in session.execute(select(table.id, table.name, table.aliases)):
-            names[kind].extend((name, row.id) for name in (row.id, row.name, *(row.aliases or [])))
+    platforms: dict[str, str | None] = {}
+    aliases: list[tuple[str, str, str]] = []
+    for origin, kind, target, name, aliases_json, platform in rows:
+        if origin == "alias":
+            aliases.append((kind, name, target))
+            continue
+        own = orjson.loads(aliases_json) if aliases_json else []
+        names[kind].extend((alias, target) for alias in (target, name, *(own or [])))
+        if kind == "chip":
+            platforms[target] = platform
     known = {kind: {target for _name, target in pairs} for kind, pairs in names.items()}
-    for alias in session.scalars(select(Alias)):
-        if alias.target_id in known.get(alias.kind, set()):
-            names[alias.kind].append((alias.alias, alias.target_id))
-    platforms = {row.id: row.platform for row in session.execute(select(Chip.id, Chip.platform))}
+    for kind, alias, target in aliases:
+        if target in known.get(kind, set()):
+            names[kind].append((alias, target))
     return Resolver(chips=names["chip"], vendors=names["vendor"], models=names["model"], platforms=platforms)
