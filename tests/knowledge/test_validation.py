@@ -29,7 +29,9 @@ def test_negative_amounts_and_type_errors_are_all_reported(client, admin_headers
     assert sorted(_fields(client.post("/v1/funding-rounds", json=body, headers=admin_headers))) == [
         "amount", "currency", "post_money_valuation"]
     deployment = {"id": "bad-dep", "chip_id": "jalapeno", "capacity_mw": -1, "units_min": 10, "units_max": 2}
-    assert _fields(client.post("/v1/deployments", json=deployment, headers=admin_headers)) == ["capacity_mw"]
+    # The model's bound and the range across fields, in one answer.
+    assert _fields(client.post("/v1/deployments", json=deployment, headers=admin_headers)) == [
+        "capacity_mw", "units_min"]
     deployment["capacity_mw"] = 5
     assert _fields(client.post("/v1/deployments", json=deployment, headers=admin_headers)) == ["units_min"]
 
@@ -43,7 +45,8 @@ def test_a_patch_is_checked_against_the_row_it_makes(client, admin_headers):
     assert resp.json()["errors"][0]["message"] == "value_min (3) exceeds value_max (2)"
     resp = client.patch("/v1/results/range-result", json={"value_max": 0.5, "input_tokens": -1},
                         headers=admin_headers)
-    assert _fields(resp) == ["input_tokens"]  # the body's own bounds first: a patch obeys them too
+    # A patch obeys the create bounds, and its range is checked against the stored row in the same answer.
+    assert _fields(resp) == ["input_tokens", "value_max"]
     resp = client.patch("/v1/results/range-result", json={"value_max": 0.5}, headers=admin_headers)
     assert _fields(resp) == ["value_max"]
     assert client.patch("/v1/results/range-result", json={"value_min": 0.5, "value_max": 0.7},

@@ -20,6 +20,8 @@ from pydantic import BaseModel
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from chipwatch.kit.validation import more_problems
+
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger("chipwatch.api")
 
@@ -199,6 +201,8 @@ def install_error_handlers(app: FastAPI) -> None:
             # A whole-body error (loc ("body",)) names the body.
             field = ".".join(loc) or (str(where[0]) if where else "body")
             errors.append({"field": field, "message": err.get("msg", "")})
+        # The route's own checks over the fields that passed, so one answer lists every problem.
+        errors += await more_problems(request, exc.body, errors)
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
         return problem_response(422, "Unprocessable Content", detail, request.url.path, errors=errors)
 

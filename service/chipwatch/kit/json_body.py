@@ -17,6 +17,7 @@ from fastapi import Request
 
 from chipwatch.kit.errors import ApiError
 from chipwatch.kit.schema_errors import field_path
+from chipwatch.kit.validation import more_problems
 
 MAX_JSON_DEPTH = 32
 """Containers inside containers a body may have; the deepest real body (a signal definition) has 6."""
@@ -81,16 +82,19 @@ async def check_json_body(request: Request) -> None:
 
     Runs after FastAPI has parsed the body of a route that declares one (the parsed value is cached on
     the request) and before the body is validated; routes that read their body themselves (the OPML
-    import) are not touched.
+    import) are not touched. The refusal also lists what the route's model and its declared checks
+    find in the other fields (:func:`chipwatch.kit.validation.more_problems`).
     """
     route = request.scope.get("route")
     if getattr(route, "body_field", None) is None or not _is_json(request.headers.get("content-type")):
         return
     if not await request.body():
         return
-    problems = body_problems(await request.json())
+    body = await request.json()
+    problems = body_problems(body)
     if problems:
-        raise refuse(problems)
+        # The model and the route's checks never run on this body: report their problems too.
+        raise refuse(problems + await more_problems(request, body, problems, validate_model=True))
 
 
 __all__ = ["MAX_JSON_DEPTH", "NOT_FINITE", "TOO_DEEP", "body_problems", "check_json_body", "refuse"]

@@ -140,6 +140,18 @@ def reference_problems(*, session: Session, data: dict[str, Any]) -> list[Proble
     return problems
 
 
+def field_problems(
+    *, session: Session, kind: str, fields: dict[str, Any], row_id: str | None = None
+) -> list[Problem]:
+    """Every problem of ``fields`` (some fields of a ``kind`` row, as the API models type them) that
+    :func:`check_row` would find; ``row_id`` names the row a change applies to, whose stored values then
+    complete the checks across fields (a new ``value_min`` against the stored ``value_max``)."""
+    row = session.get(KB_TABLES[kind], row_id) if row_id is not None else None
+    merged = {**row.model_dump(), **fields} if row is not None else None
+    problems = value_problems(kind=kind, data=fields, merged=merged)
+    return problems + reference_problems(session=session, data=fields)
+
+
 def check_row(
     *, session: Session, kind: str, data: dict[str, Any], merged: dict[str, Any] | None = None
 ) -> None:
@@ -159,6 +171,7 @@ __all__ = [
     "Invalid",
     "check_row",
     "entity_exists",
+    "field_problems",
     "reference_problems",
     "value_problems",
 ]

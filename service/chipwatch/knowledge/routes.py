@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from sqlmodel import Session
 
 from chipwatch.kit.auth import AdminDep, require_reader
@@ -20,7 +20,8 @@ from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.query import choice
 from chipwatch.kit.sessions import ReadSession, WriteSession
-from chipwatch.knowledge import retraction, service
+from chipwatch.kit.validation import body_check
+from chipwatch.knowledge import checks, retraction, service
 from chipwatch.knowledge.checks import Invalid
 from chipwatch.knowledge.schemas import API_MODELS
 from chipwatch.knowledge.service import FILTERS, Filter
@@ -131,10 +132,17 @@ def _add_item_routes(kind: str) -> None:
         with _problems(kind):
             return service.get_row(session=session, kind=kind, id_=id)
 
+    def field_problems(session: Session, fields: dict[str, Any], request: Request) -> list[tuple[str, str]]:
+        # The service's checks over a body's fields that passed the request layer (kit.validation).
+        row_id = request.path_params.get("id")
+        return checks.field_problems(session=session, kind=kind, fields=fields, row_id=row_id)
+
+    @body_check(field_problems)
     def create_endpoint(body: create, session: Session = WriteSession):  # type: ignore[valid-type]
         with _problems(kind):
             return service.create_row(session=session, kind=kind, row_in=body)
 
+    @body_check(field_problems)
     def patch_endpoint(body: update, id: str = id_path, session: Session = WriteSession):  # type: ignore[valid-type]
         with _problems(kind):
             return service.update_row(session=session, kind=kind, id_=id, changes_in=body)

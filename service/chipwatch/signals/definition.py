@@ -1,7 +1,9 @@
 """The signal language: pydantic models and validation of signal definitions.
 
-A definition is checked in three steps, each refusing with a ``DefinitionError`` that lists every problem
-the step found, each naming its field (``yes_when.0.item.number.unit``):
+A definition is checked in three steps; a refusal is one ``DefinitionError`` listing every problem found,
+each naming its field (``yes_when.0.item.number.unit``). When the schema refuses some fields, the third
+step still checks the rest (the top-level fields and the conditions the schema accepted,
+:func:`partial_problems`), so a client fixes a definition in one round:
 
 1. against ``schema/signal.schema.json`` (JSON Schema 2020-12), the published contract; unknown keys are
    refused there, with a "did you mean" hint for typos;
@@ -11,7 +13,7 @@ the step found, each naming its field (``yes_when.0.item.number.unit``):
    rules a schema cannot state (an opening date in the future, a deadline before it, bounds that exclude
    every value, too many terms): :mod:`chipwatch.signals.definition_checks`.
 
-NaN, Infinity and containers nested too deep are refused before any step (``kit.json_body``).
+NaN, Infinity and containers nested too deep are refused with the schema's step (``kit.json_body``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     StringConstraints,
+    TypeAdapter,
     field_validator,
     model_validator,
 )
@@ -37,7 +40,7 @@ from pydantic import ValidationError as PydanticError
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from chipwatch.kit.json_body import body_problems
+from chipwatch.kit.json_body import TOO_DEEP, body_problems
 from chipwatch.kit.schema_errors import describe, describe_all, field_path, json_type, most_relevant
 from chipwatch.paths import SCHEMA_DIR
 from chipwatch.signals.definition_checks import MAX_CONDITIONS, semantic_problems
@@ -444,6 +447,75 @@ def _check_schema(validator: Draft202012Validator, data: Any, prefix: str = "") 
         raise DefinitionError.of([(field_path(p.path, prefix), p.message) for p in ordered])
 
 
+def _schema_problems(validator: Draft202012Validator, data: Any) -> list[tuple[str, str]]:
+    """Every ``(field, message)`` the JSON body rules and the schema find in ``data``: NaN, Infinity and
+    nesting past the bound first (a body nested too deep is not read further), then the schema's, the
+    most relevant first."""
+    raw = body_problems(data)
+    if any(p["message"] == TOO_DEEP for p in raw):
+        return [(p["field"] if p["field"] != "body" else "", p["message"]) for p in raw]
+    problems = [(p["field"] if p["field"] != "body" else "", p["message"]) for p in raw]
+    errors = list(validator.iter_errors(data))
+    if errors:
+        first = most_relevant(errors)
+        ordered = [describe(first), *describe_all([e for e in errors if e is not first])]
+        problems += [(field_path(p.path), p.message) for p in ordered]
+    return problems
+
+
+def _placeholder() -> Condition:
+    # Stands for a condition the schema refused, keeping the others' indexes; as a change condition it
+    # names no entity and has no bounds, so the checks find nothing in it.
+    return Condition.model_construct(change=ChangeCondition.model_construct())
+
+
+def partial_problems(
+    doc: dict[str, Any],
+    refused: set[str],
+    *,
+    known_entities: set[str] | None,
+    known_sources: set[str] | None,
+) -> list[tuple[str, str]]:
+    """The checks of :func:`~chipwatch.signals.definition_checks.semantic_problems` over the parts of
+    ``doc`` that the fields in ``refused`` (dotted paths) leave intact: the top-level fields and the
+    single conditions not refused, each validated on its own. Fields are relative to ``doc``."""
+    tops = {field.split(".", 1)[0] for field in refused}
+    parts: dict[str, Any] = {"opened_on": None, "deadline": None, "yes_when": [], "no_when": []}
+    for name in ("opened_on", "deadline", "subjects"):
+        if name in doc and name not in tops:
+            try:
+                parts[name] = _field_adapter(name).validate_python(doc[name])
+            except PydanticError:
+                continue
+    for side in ("yes_when", "no_when"):
+        conditions = doc.get(side)
+        if not isinstance(conditions, list):
+            continue
+        if side in refused:  # the list itself (its size, its type) was refused
+            continue
+        steps = [f.split(".") for f in refused if f.startswith(f"{side}.")]
+        bad = {int(step[1]) for step in steps if step[1].isdigit()}
+        built = []
+        for i, raw in enumerate(conditions):
+            try:
+                built.append(_placeholder() if i in bad else Condition.model_validate(raw))
+            except PydanticError:
+                built.append(_placeholder())
+        parts[side] = built
+    defn = SignalDefinition.model_construct(**parts)
+    today = datetime.now(UTC).date()
+    problems = semantic_problems(
+        defn, known_entities=known_entities, known_sources=known_sources, today=today
+    )
+    return [(field, message) for field, message in problems if field not in refused]
+
+
+@cache
+def _field_adapter(name: str) -> TypeAdapter[Any]:
+    field = SignalDefinition.model_fields[name]
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation)
+
+
 def _jsonable(value: Any) -> Any:
     """YAML gives dates and datetimes; the schema speaks JSON, so they become ISO strings."""
     if isinstance(value, Mapping):
@@ -466,13 +538,14 @@ def _build(
     except PydanticError as exc:
         # The schema already refused anything the models refuse; this keeps the field naming if not.
         raise DefinitionError.of([(field_path(e["loc"], prefix), e["msg"]) for e in exc.errors()]) from exc
+    problems = []
     if not defn.subjects:
-        raise DefinitionError(
-            field_path(["subjects"], prefix),
+        problems.append((
+            "subjects",
             "is required when no condition names an entity (mentions_all, mentions_any, chip, baseline, "
             "model, benchmark or operator)",
-        )
-    problems = semantic_problems(
+        ))
+    problems += semantic_problems(
         defn, known_entities=known_entities, known_sources=known_sources, today=datetime.now(UTC).date()
     )
     if problems:
@@ -503,7 +576,14 @@ def validate_definition(
     if not isinstance(data, Mapping):
         raise DefinitionError("", f"a signal definition must be an object; got {json_type(data)}")
     doc = _jsonable(data)
-    _check_schema(_validators()[0], doc)
+    problems = _schema_problems(_validators()[0], doc)
+    if problems:
+        # The parts the schema accepted are still checked, so one refusal lists everything to fix.
+        problems += partial_problems(
+            doc, {field for field, _message in problems}, known_entities=known_entities,
+            known_sources=known_sources,
+        )
+        raise DefinitionError.of(problems)
     return _build(doc, "", known_entities, known_sources)
 
 

@@ -89,9 +89,10 @@ def semantic_problems(
     after it (None: not checked); ``known_entities`` / ``known_sources`` refuse ids not among them (None:
     not checked)."""
     problems: list[Problem] = []
-    if today is not None and defn.opened_on > today:
+    # opened_on is None only in a definition the schema refused in part (definition.partial_problems).
+    if today is not None and defn.opened_on is not None and defn.opened_on > today:
         problems.append(("opened_on", f"must not be in the future (today is {today.isoformat()})"))
-    if defn.deadline is not None and defn.deadline < defn.opened_on:
+    if defn.deadline is not None and defn.opened_on is not None and defn.deadline < defn.opened_on:
         problems.append(("deadline", f"must not be before opened_on ({defn.opened_on.isoformat()})"))
     problems += _bound_problems(defn)
     problems += _size_problems(defn)

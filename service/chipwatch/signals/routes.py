@@ -17,6 +17,7 @@ from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.httpcache import cached_json, etag_response
 from chipwatch.kit.pagination import CursorQ, LimitQ
 from chipwatch.kit.sessions import ReadSession, WriteSession
+from chipwatch.kit.validation import body_check
 from chipwatch.signals import service
 from chipwatch.signals.atom import ATOM_MEDIA_TYPE
 from chipwatch.signals.schemas import (
@@ -106,6 +107,12 @@ def signals_feed(
     return etag_response(request.headers.get("if-none-match"), body, media_type=ATOM_MEDIA_TYPE)
 
 
+def _definition_problems(session: Session, fields: dict[str, Any], request: Request) -> list[tuple[str, str]]:
+    """The definition checks over a body's fields that passed the request layer (kit.validation)."""
+    signal_id = request.path_params.get("signal_id")
+    return service.definition_problems(session=session, document=fields, signal_id=signal_id)
+
+
 @router.post(
     "/signals",
     response_model=SignalWithEvidence,
@@ -113,6 +120,7 @@ def signals_feed(
     dependencies=[AdminDep],
     responses={409: {"description": "the id is taken"}},
 )
+@body_check(_definition_problems)
 def create_signal(
     response: Response, definition: dict[str, Any] = DefinitionBody, session: Session = WriteSession
 ):
@@ -130,6 +138,7 @@ def update_signal(
     signal_id: str = SignalId,
     changes: dict[str, Any] = ChangesBody,
     session: Session = WriteSession,
+@body_check(_definition_problems)
 ):
     """Change a signal's definition fields and evaluate it again (admin); state and history stay."""
     with _problems(signal_id):

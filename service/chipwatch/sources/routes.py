@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import Response
@@ -18,6 +19,7 @@ from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.sessions import ReadSession, WriteSession, acknowledged_write
 from chipwatch.kit.time import as_utc
+from chipwatch.kit.validation import body_check
 from chipwatch.sources import check, manage, service
 from chipwatch.sources.errors import (
     FeedParseError,
@@ -68,6 +70,11 @@ def _problems(source_id: str | None = None) -> Iterator[None]:
         raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
 
 
+def _field_problems(session: Session, fields: dict[str, Any], request: Request) -> list[tuple[str, str]]:
+    """The sources service's checks over a body's fields that passed the request layer (kit.validation)."""
+    return service.field_problems(session=session, fields=fields, settings=get_settings())
+
+
 @router.get("/sources", response_model=Page[Source])
 def list_sources(
     limit: int = LimitQ,
@@ -99,6 +106,7 @@ def export_sources_opml(session: Session = ReadSession) -> Response:
     dependencies=[AdminDep],
     responses={409: {"description": "a source with this id or URL exists"}},
 )
+@body_check(_field_problems)
 def create_source(source_in: SourceCreate, session: Session = WriteSession):
     """Watch a new feed (admin). The id is a slug of the name unless given; the kind is detected at the
     first check. Internal addresses are refused unless CHIPWATCH_ALLOW_PRIVATE_NETWORKS is set."""
@@ -109,6 +117,7 @@ def create_source(source_in: SourceCreate, session: Session = WriteSession):
 @router.patch(
     "/sources/{source_id}", response_model=Source, dependencies=[AdminDep], responses=_CHANGE_RESPONSES
 )
+@body_check(_field_problems)
 def update_source(changes: SourceUpdate, source_id: str = SourceId, session: Session = WriteSession):
     """Change a source (admin): name, URL, trust, language, time zone, publisher, check interval, notes;
     ``enabled: false`` stops its checks, ``enabled: true`` resumes them at once (and restores a removed

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -90,6 +91,18 @@ def reference_problems(*, session: Session, publisher_id: str | None) -> list[tu
     return [("publisher_id", f"no vendor with id {publisher_id!r}")]
 
 
+def field_problems(*, session: Session, fields: dict[str, Any], settings: Settings) -> list[tuple[str, str]]:
+    """``(field, message)`` for each of the source ``fields`` given that the API model cannot refuse: a
+    URL that may not be watched (malformed, not http(s), internal), a publisher that is no vendor."""
+    problems: list[tuple[str, str]] = []
+    if fields.get("url") is not None:
+        try:
+            check_source_url(fields["url"], settings=settings)
+        except InvalidSourceURL as exc:
+            problems += exc.problems
+    return problems + reference_problems(session=session, publisher_id=fields.get("publisher_id"))
+
+
 def _free_id(session: Session, base: str) -> str:
     base = base[:58].strip("-") or "feed"
     candidate, n = base, 2
@@ -108,14 +121,10 @@ def create_source(*, session: Session, source_in: SourceCreate, settings: Settin
     watched, an unknown publisher) and :class:`~chipwatch.sources.errors.SourceConflict` when the id is
     taken or another source already watches the same URL. Flushes; never commits.
     """
-    problems: list[tuple[str, str]] = []
-    try:
-        url = check_source_url(source_in.url, settings=settings)
-    except InvalidSourceURL as exc:
-        problems += exc.problems
-    problems += reference_problems(session=session, publisher_id=source_in.publisher_id)
+    problems = field_problems(session=session, fields=source_in.model_dump(), settings=settings)
     if problems:
         raise InvalidSource(problems)
+    url = check_source_url(source_in.url, settings=settings)
     taken = url_taken(session, url)
     if taken is not None:
         raise SourceConflict(taken_message(session, taken, f"already watches {url}"))

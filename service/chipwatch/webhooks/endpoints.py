@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import String, delete, select, type_coerce, update
 from sqlmodel import Session
 
-from chipwatch.kit.errors import Conflict, NotFound, invalid
+from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.sealing import is_sealed, sealed_by_newest, unseal
 from chipwatch.kit.time import as_utc, utcnow
@@ -103,19 +103,53 @@ def _signal_ids(session: Session, values: Iterable[str]) -> list[str]:
     return ids
 
 
+def endpoint_values(*, session: Session, fields: dict[str, Any], allow_private: bool) -> dict[str, Any]:
+    """The stored form of the endpoint ``fields`` given (url stripped, event types and signal ids
+    de-duplicated); raises one 422 listing every refused field (a URL the SSRF rule refuses, an unknown
+    event type, unknown signal ids), not only the first."""
+    values: dict[str, Any] = {}
+    errors: list[dict[str, str]] = []
+    checks = {
+        "url": lambda v: validate_target(v, allow_private=allow_private),
+        "event_types": _event_types,
+        "signal_ids": lambda v: _signal_ids(session, v),
+    }
+    for field, check in checks.items():
+        if fields.get(field) is None:
+            continue
+        try:
+            values[field] = check(fields[field])
+        except ApiError as exc:
+            errors += exc.extra.get("errors") or []
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
+    return values
+
+
+def field_problems(*, session: Session, fields: dict[str, Any], allow_private: bool) -> list[tuple[str, str]]:
+    """``(field, message)`` for every refused field among ``fields`` (see :func:`endpoint_values`)."""
+    try:
+        endpoint_values(session=session, fields=fields, allow_private=allow_private)
+    except ApiError as exc:
+        return [(e["field"], e["message"]) for e in exc.extra.get("errors") or []]
+    return []
+
+
 # ---------------------------------------------------------------- create, read, change, delete
 def create_endpoint(*, session: Session, endpoint_in: WebhookCreate, allow_private: bool) -> Endpoint:
     """Add an endpoint with a new ``whsec_`` secret and return it (flushed).
 
-    Raises a 422 for a refused URL (SSRF rule, unresolvable host), an unknown event type or an unknown
-    signal id.
+    Raises one 422 listing every refused field: the URL (SSRF rule, unresolvable host), unknown event
+    types, unknown signal ids.
     """
+    values = endpoint_values(session=session, fields=endpoint_in.model_dump(), allow_private=allow_private)
     row = Endpoint(
         id=new_endpoint_id(),
-        url=validate_target(endpoint_in.url, allow_private=allow_private),
+        url=values["url"],
         description=endpoint_in.description,
-        event_types=_event_types(endpoint_in.event_types),
-        signal_ids=_signal_ids(session, endpoint_in.signal_ids),
+        event_types=values.get("event_types") or _event_types(None),
+        signal_ids=values.get("signal_ids", []),
         secret=signing.new_secret(),
     )
     session.add(row)
@@ -149,14 +183,10 @@ def update_endpoint(
     """
     row = get_endpoint(session=session, endpoint_id=endpoint_id)
     changes = endpoint_in.model_dump(exclude_unset=True)
-    if changes.get("url") is not None:
-        row.url = validate_target(changes["url"], allow_private=allow_private)
+    for field, value in endpoint_values(session=session, fields=changes, allow_private=allow_private).items():
+        setattr(row, field, value)
     if "description" in changes:
         row.description = changes["description"]
-    if changes.get("event_types") is not None:
-        row.event_types = _event_types(changes["event_types"])
-    if changes.get("signal_ids") is not None:
-        row.signal_ids = _signal_ids(session, changes["signal_ids"])
     if changes.get("enabled") is not None:
         _set_enabled(row, changes["enabled"])
     session.add(row)

@@ -5,13 +5,16 @@ Each route makes one service call; the services raise the kit's problem+json err
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Path, Query, Response
+from typing import Any
+
+from fastapi import APIRouter, Body, Path, Query, Request, Response
 from sqlmodel import Session
 
 from chipwatch.config import get_settings
 from chipwatch.kit.auth import AdminDep
 from chipwatch.kit.pagination import CursorQ, LimitQ
 from chipwatch.kit.sessions import ReadSession, WriteSession
+from chipwatch.kit.validation import body_check
 from chipwatch.webhooks import deliveries, endpoints
 from chipwatch.webhooks.schemas import (
     DeliveryPage,
@@ -33,7 +36,15 @@ DeliveryId = Path(..., ge=1, le=2**62, description="delivery id")
 NOT_FOUND = {404: {"description": "unknown id"}}
 
 
+def _field_problems(session: Session, fields: dict[str, Any], request: Request) -> list[tuple[str, str]]:
+    """The endpoint checks over a body's fields that passed the request layer (kit.validation)."""
+    return endpoints.field_problems(
+        session=session, fields=fields, allow_private=get_settings().allow_private_networks
+    )
+
+
 @router.post("", status_code=201, response_model=WebhookWithSecret)
+@body_check(_field_problems)
 def create_webhook(webhook_in: WebhookCreate, session: Session = WriteSession):
     """Subscribe a URL; the answer carries the ``whsec_`` signing secret, shown this once only.
 
@@ -62,6 +73,7 @@ def get_webhook(webhook_id: str = WebhookId, session: Session = ReadSession):
 
 
 @router.patch("/{webhook_id}", response_model=WebhookPublic, responses=NOT_FOUND)
+@body_check(_field_problems)
 def update_webhook(
     webhook_in: WebhookUpdate, webhook_id: str = WebhookId, session: Session = WriteSession
 ):
