@@ -19,7 +19,8 @@ When evaluation runs (DESIGN.md "Signals"):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -31,20 +32,30 @@ from chipwatch.knowledge.models import FactChange
 from chipwatch.knowledge.service import fact_listeners, facts_listeners
 from chipwatch.signals.change_matches import change_findings, changes_for_signal
 from chipwatch.signals.deadlines import evaluate_deadlines
+from chipwatch.signals.definition import SignalDefinition
 from chipwatch.signals.fact_matches import FACT_TABLES, fact_findings, facts_for_signal
-from chipwatch.signals.item_matches import ITEM_BATCH, item_findings, items_by_id, items_for_signal
+from chipwatch.signals.item_matches import (
+    ITEM_BATCH,
+    item_findings,
+    items_by_id,
+    items_for_signal,
+    newest_item_id,
+)
 from chipwatch.signals.models import Evidence, SignalHistory
-from chipwatch.signals.record import EVIDENCE_KEY, EvaluationReport, load_signal, record_and_settle
+from chipwatch.signals.record import EVIDENCE_KEY, EvaluationReport, Finding, load_signal, record_and_settle
 from chipwatch.signals.rules import compile_signals
 from chipwatch.signals.rules_cache import compiled_rules, definition_of, entities_for
+from chipwatch.text.entities import Entity
 
 __all__ = [
+    "ItemSnapshot",
     "evaluate_changes",
     "evaluate_fact",
     "evaluate_facts",
     "evaluate_items",
     "evaluate_seeded",
     "evaluate_signal",
+    "read_item_findings",
     "register_fact_listener",
 ]
 
@@ -125,6 +136,39 @@ def evaluate_changes(
     return report
 
 
+SNAPSHOT_OVERLAP = timedelta(minutes=10)
+"""Longer than any write transaction (the store of a large feed takes seconds): items such a transaction
+stamped before a read snapshot began but committed after it are read again in the write transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSnapshot:
+    """What a definition's item conditions found in a read snapshot, and where that snapshot ends."""
+
+    definition: SignalDefinition
+    entities: tuple[Entity, ...]
+    found: tuple[Finding, ...]
+    items_read: int
+    max_item_id: int
+    taken_at: datetime
+
+
+def read_item_findings(*, session: Session, definition: SignalDefinition) -> ItemSnapshot:
+    """Match every stored item that could satisfy ``definition`` (:func:`items_for_signal`), in a read
+    session: the expensive part of evaluating a new or changed signal, done without the write lock.
+
+    Returns an :class:`ItemSnapshot` for :func:`evaluate_signal`, which then reads only the items written
+    since in its write transaction. Writes nothing.
+    """
+    taken_at = utcnow()
+    max_item_id = newest_item_id(session)
+    entities = tuple(entities_for(session=session, entity_ids=definition.entity_ids()))
+    rules = compile_signals([definition], list(entities))
+    report = EvaluationReport()
+    found = item_findings(rules, items_for_signal(session, definition), report)
+    return ItemSnapshot(definition, entities, tuple(found), report.items, max_item_id, taken_at)
+
+
 def evaluate_signal(
     *,
     session: Session,
@@ -132,15 +176,19 @@ def evaluate_signal(
     today: date | None = None,
     now: datetime | None = None,
     drop_unmatched: bool = False,
+    snapshot: ItemSnapshot | None = None,
 ) -> EvaluationReport:
     """Check one signal against every stored item and fact, then its deadline.
 
     Run when a signal is created or its definition changes. The signal is compiled on its own, items are
-    narrowed in SQL by what every item condition demands of the source and the date (never by text), and
-    each remaining item is read once. ``today`` (UTC date, default: the clock's) decides the deadline.
-    With ``drop_unmatched`` (after the conditions changed), evidence that no move used and that the
-    current conditions no longer match is deleted first; evidence that still matches stays as it is and
-    is not announced again.
+    narrowed in SQL by what every item condition demands of the source, the date and the entities named
+    (through the mention index; never by text), and each remaining item is read once. With a
+    ``snapshot`` (:func:`read_item_findings`) of the same definition and entity names, its findings
+    stand and only items written since it was taken are read here, so the write transaction stays short;
+    a snapshot of another definition (changed meanwhile) is ignored. ``today`` (UTC date, default: the
+    clock's) decides the deadline. With ``drop_unmatched`` (after the conditions changed), evidence that
+    no move used and that the current conditions no longer match is deleted first; evidence that still
+    matches stays as it is and is not announced again.
 
     Returns an ``EvaluationReport``. Raises ``SignalNotFound``, or ``DefinitionError`` when the stored
     definition names an entity that no longer exists.
@@ -148,9 +196,19 @@ def evaluate_signal(
     now = now if now is not None else utcnow()
     today = today or now.astimezone(UTC).date()
     defn = definition_of(load_signal(session, signal_id))
-    rules = compile_signals([defn], entities_for(session=session, entity_ids=defn.entity_ids()))
+    entities = tuple(entities_for(session=session, entity_ids=defn.entity_ids()))
+    rules = compile_signals([defn], list(entities))
     report = EvaluationReport()
-    found = item_findings(rules, items_for_signal(session, defn), report)
+    if snapshot is not None and (snapshot.definition, snapshot.entities) == (defn, entities):
+        since = snapshot.taken_at - SNAPSHOT_OVERLAP
+        recent = list(items_for_signal(session, defn, written_after=(snapshot.max_item_id, since)))
+        reread = {str(row.id) for row in recent}
+        found = [f for f in snapshot.found if not (f.ref_kind == "item" and f.ref_id in reread)]
+        report.items += snapshot.items_read
+        report.matches += len(found)
+        found.extend(item_findings(rules, recent, report))
+    else:
+        found = item_findings(rules, items_for_signal(session, defn), report)
     for ref_kind, row in facts_for_signal(session, defn):
         found.extend(fact_findings(session, rules, ref_kind, row, report))
     found.extend(change_findings(rules, changes_for_signal(session, defn), report))

@@ -6,22 +6,35 @@ every satisfied condition into a ``Finding`` for the writer (``record.py``). Not
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlmodel import Session
 
-from chipwatch.kit.time import rfc3339
+from chipwatch.kit.time import as_utc, rfc3339
+from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, FactChange
+from chipwatch.seed_state import SeedDigest
 from chipwatch.signals.definition import ItemCondition, SignalDefinition
 from chipwatch.signals.record import EvaluationReport, Finding, day_start
 from chipwatch.signals.rules import CompiledRules, ItemView, Match
 from chipwatch.sources.dates import publication_bounds
-from chipwatch.sources.models import Item, Source
+from chipwatch.sources.models import Item, ItemMention, Source
 from chipwatch.text.stories import story_keys
 
-__all__ = ["ITEM_BATCH", "item_findings", "items_by_id", "items_for_signal"]
+__all__ = [
+    "ITEM_BATCH",
+    "MENTION_LINK_SLACK",
+    "item_findings",
+    "items_by_id",
+    "items_for_signal",
+    "mention_horizons",
+    "newest_item_id",
+]
+
+# History kinds of the named entities (vendors, chips, models, benchmarks): the tables mentions link.
+_ENTITY_KINDS = tuple(kind for kind, table in KB_TABLES.items() if table in ENTITY_TABLES.values())
 
 ITEM_BATCH = 500
 """Items read per query; keeps IN lists well under SQLite's bound-parameter limit."""
@@ -130,11 +143,54 @@ def items_by_id(session: Session, item_ids: Sequence[int]) -> Iterator[Any]:
         yield from session.execute(stmt)
 
 
-def _item_prefilter(conditions: list[ItemCondition]) -> Any:
+MENTION_LINK_SLACK = timedelta(hours=1)
+"""How long after an entity's names change an item may still be linked with the old names: a feed
+check reads the names when it starts and links its items when it stores them, minutes later at most."""
+
+
+def mention_horizons(session: Session, entity_ids: Iterable[str]) -> dict[str, datetime]:
+    """For each of ``entity_ids``: the time after which a stored item's mention rows were linked with the
+    entity's current names: its last write, plus :data:`MENTION_LINK_SLACK`. A write is a change in its
+    history (API, import, accepted candidate) or the seed load that last wrote it; an entity with
+    neither is absent, since its mention rows cannot be trusted to be complete."""
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return {}
+    changed = (
+        select(FactChange.fact_id, func.max(FactChange.changed_at))
+        .where(FactChange.kind.in_(_ENTITY_KINDS), FactChange.fact_id.in_(ids))
+        .group_by(FactChange.fact_id)
+    )
+    # Any seed kind: a row of another kind with the same id only moves the horizon later (safe).
+    seeded = (
+        select(SeedDigest.row_id, func.max(SeedDigest.loaded_at))
+        .where(SeedDigest.row_id.in_(ids))
+        .group_by(SeedDigest.row_id)
+    )
+    horizons: dict[str, datetime] = {}
+    for stmt in (changed, seeded):
+        for entity_id, at in session.execute(stmt):
+            at = as_utc(at) + MENTION_LINK_SLACK
+            horizons[entity_id] = max(at, horizons.get(entity_id, at))
+    return horizons
+
+
+def _linked_to(entity_id: str, horizons: Mapping[str, datetime]) -> Any:
+    """Items the mention index links to ``entity_id``, plus every item linked before the entity's names
+    took their current form (those are read and matched as if not narrowed); None: no narrowing."""
+    horizon = horizons.get(entity_id)
+    if horizon is None:
+        return None
+    linked = Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == entity_id))
+    return or_(linked, func.coalesce(Item.updated_at, Item.first_seen_at) < horizon)
+
+
+def _item_prefilter(conditions: list[ItemCondition], horizons: Mapping[str, datetime]) -> Any:
     """A SQL condition no item matching any of ``conditions`` can fail (``None``: no filter).
 
-    It only states what each condition demands of the source and the publication date, so it never
-    hides a match; the compiled rules still decide every row it lets through.
+    It states what each condition demands of the source and the publication date, and of the entities
+    named (through the mention index, where it is complete: :func:`mention_horizons`), so it never hides a
+    match; the compiled rules still decide every row it lets through.
     """
     alternatives = []
     for cond in conditions:
@@ -147,23 +203,44 @@ def _item_prefilter(conditions: list[ItemCondition]) -> Any:
             # An estimated publication date never satisfies published_after (see rules.ItemView).
             parts.append(Item.published_at >= day_start(cond.published_after))
             parts.append(Item.published_is_estimated.is_(False))
+        for entity_id in cond.mentions_all or ():
+            linked = _linked_to(entity_id, horizons)
+            if linked is not None:
+                parts.append(linked)
+        if cond.mentions_any:
+            any_of = [_linked_to(entity_id, horizons) for entity_id in cond.mentions_any]
+            if all(linked is not None for linked in any_of):
+                parts.append(or_(*any_of))
         if not parts:
             return None
         alternatives.append(and_(*parts))
     return or_(*alternatives) if alternatives else None
 
 
-def items_for_signal(session: Session, defn: SignalDefinition) -> Iterator[Any]:
+def items_for_signal(
+    session: Session, defn: SignalDefinition, *, written_after: tuple[int, datetime] | None = None
+) -> Iterator[Any]:
     """Every stored item that could satisfy one of ``defn``'s item conditions, in id order.
 
-    Narrowed in SQL by what the conditions demand of the source and the date, never by text; nothing
-    when the signal has no item condition.
+    Narrowed in SQL by what the conditions demand of the source, the date and the entities named (the
+    mention index), never by text; nothing when the signal has no item condition. With
+    ``written_after=(max_id, since)``, only items added after ``max_id`` or stored or updated at or after
+    ``since`` (what a read snapshot taken then may have missed).
     """
     conditions = [c.item for _s, _i, c in defn.conditions() if c.item is not None]
     if not conditions:
         return
     stmt = select(*_ITEM_COLUMNS).join(Source, Source.id == Item.source_id).order_by(Item.id)
-    narrowing = _item_prefilter(conditions)
+    named = {e for cond in conditions for e in (*(cond.mentions_all or ()), *(cond.mentions_any or ()))}
+    narrowing = _item_prefilter(conditions, mention_horizons(session, named))
     if narrowing is not None:
         stmt = stmt.where(narrowing)
+    if written_after is not None:
+        max_id, since = written_after
+        stmt = stmt.where(or_(Item.id > max_id, func.coalesce(Item.updated_at, Item.first_seen_at) >= since))
     yield from session.execute(stmt.execution_options(yield_per=ITEM_BATCH))
+
+
+def newest_item_id(session: Session) -> int:
+    """The highest item id stored (0 for none): where a read snapshot's items end."""
+    return session.execute(select(func.max(Item.id))).scalar_one_or_none() or 0

@@ -122,11 +122,15 @@ def _definition_problems(session: Session, fields: dict[str, Any], request: Requ
 )
 @body_check(_definition_problems)
 def create_signal(
-    response: Response, definition: dict[str, Any] = DefinitionBody, session: Session = WriteSession
+    response: Response,
+    definition: dict[str, Any] = DefinitionBody,
+    session: Session = WriteSession,
+    snapshot: Session = ReadSession,
 ):
     """Create a signal and evaluate it at once against stored items, facts and its deadline (admin)."""
     with _problems():
-        signal, _report = service.create_signal(session=session, signal_in=definition)
+        # Stored items are matched in a read snapshot; the write lock is held only for what follows.
+        signal, _report = service.create_signal(session=session, signal_in=definition, snapshot=snapshot)
     response.headers["Location"] = f"/v1/signals/{signal.id}"
     return signal
 
@@ -134,15 +138,18 @@ def create_signal(
 @router.patch(
     "/signals/{signal_id}", response_model=SignalWithEvidence, dependencies=[AdminDep], responses=_NOT_FOUND
 )
+@body_check(_definition_problems)
 def update_signal(
     signal_id: str = SignalId,
     changes: dict[str, Any] = ChangesBody,
     session: Session = WriteSession,
-@body_check(_definition_problems)
+    snapshot: Session = ReadSession,
 ):
     """Change a signal's definition fields and evaluate it again (admin); state and history stay."""
     with _problems(signal_id):
-        signal, _report = service.update_signal(session=session, signal_id=signal_id, changes=changes)
+        signal, _report = service.update_signal(
+            session=session, signal_id=signal_id, changes=changes, snapshot=snapshot
+        )
     return signal
 
 

@@ -18,7 +18,7 @@ from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import utcnow
 from chipwatch.signals.atom import render_feed
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
-from chipwatch.signals.evaluation import evaluate_signal
+from chipwatch.signals.evaluation import evaluate_signal, read_item_findings
 from chipwatch.signals.events import evidence_data
 from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
@@ -248,14 +248,21 @@ def create_signal(
     signal_in: dict[str, Any],
     today: date | None = None,
     now: datetime | None = None,
+    snapshot: Session | None = None,
 ) -> tuple[SignalWithEvidence, EvaluationReport]:
     """Validate and store a new signal, then evaluate it against every stored item and fact and its
     deadline (a signal created after its deadline resolves at once to ``on_deadline``).
 
-    ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). Returns the signal as the
-    API shows it (after its evaluation) and the evaluation report. Raises ``DefinitionError`` naming
-    the field (an unknown entity or source id is named in the message) or ``SignalExists``.
+    ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). With ``snapshot`` (a
+    read-only session), the stored items are matched there first, so ``session``'s write transaction
+    only reads what was written since (:func:`~chipwatch.signals.evaluation.read_item_findings`).
+    Returns the signal as the API shows it (after its evaluation) and the evaluation report. Raises
+    ``DefinitionError`` naming the field (an unknown entity or source id is named in the message) or
+    ``SignalExists``.
     """
+    prepared = None
+    if snapshot is not None:
+        prepared = read_item_findings(session=snapshot, definition=_validate(snapshot, signal_in))
     defn = _validate(session, signal_in)
     if session.get(Signal, defn.id) is not None:
         raise SignalExists(defn.id)
@@ -266,7 +273,7 @@ def create_signal(
         session.flush()
     except IntegrityError as exc:  # a concurrent create took the id between the check and the insert
         raise SignalExists(defn.id) from exc
-    report = evaluate_signal(session=session, signal_id=defn.id, today=today, now=now)
+    report = evaluate_signal(session=session, signal_id=defn.id, today=today, now=now, snapshot=prepared)
     return signal_detail(session=session, signal=row), report
 
 
@@ -277,6 +284,7 @@ def update_signal(
     changes: dict[str, Any],
     today: date | None = None,
     now: datetime | None = None,
+    snapshot: Session | None = None,
 ) -> tuple[SignalWithEvidence, EvaluationReport]:
     """Change definition fields of a signal and evaluate it again.
 
@@ -286,19 +294,25 @@ def update_signal(
     dropped (it answered conditions that no longer exist); a changed deadline may be warned about again.
     State, history and the evidence history rows cite stay.
 
+    With ``snapshot`` (a read-only session), the stored items are matched there first, as in
+    :func:`create_signal`; a definition changed meanwhile by another writer is evaluated in full.
+
     Returns the signal as the API shows it and the evaluation report. Raises ``SignalNotFound`` or
     ``DefinitionError``.
     """
-    signal = _existing(session, signal_id)
     if not isinstance(changes, dict):
         raise DefinitionError("", "a change must be an object of definition fields")
     if "id" in changes and changes["id"] != signal_id:
         raise DefinitionError("id", "cannot be changed; create a new signal instead")
-    document = {**definition_document(signal), **changes}
-    if document.get("description") is None:
-        document.pop("description", None)
+    prepared = None
+    if snapshot is not None:
+        before = _existing(snapshot, signal_id)
+        prepared = read_item_findings(
+            session=snapshot, definition=_validate(snapshot, _changed_document(before, changes))
+        )
+    signal = _existing(session, signal_id)
     old = definition_of(signal)
-    new = _validate(session, document)
+    new = _validate(session, _changed_document(signal, changes))
     conditions_changed = (new.yes_when, new.no_when) != (old.yes_when, old.no_when)
     if new != old:
         for key, value in _definition_columns(new).items():
@@ -309,9 +323,18 @@ def update_signal(
         session.add(signal)
         session.flush()
     report = evaluate_signal(
-        session=session, signal_id=signal_id, today=today, now=now, drop_unmatched=conditions_changed
+        session=session, signal_id=signal_id, today=today, now=now, drop_unmatched=conditions_changed,
+        snapshot=prepared,
     )
     return signal_detail(session=session, signal=signal), report
+
+
+def _changed_document(signal: Signal, changes: dict[str, Any]) -> dict[str, Any]:
+    """The stored definition with ``changes`` applied (``description: null`` removes it)."""
+    document = {**definition_document(signal), **changes}
+    if document.get("description") is None:
+        document.pop("description", None)
+    return document
 
 
 def resolve_signal(
