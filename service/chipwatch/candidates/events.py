@@ -4,7 +4,7 @@ proposed the candidate (schema/events/candidate.created.schema.json)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
@@ -15,7 +15,17 @@ from chipwatch.outbox.emit import emit_many
 CANDIDATE_CREATED = "candidate.created"
 
 
-def candidate_created_data(candidate: Candidate, items: Sequence[CandidateItem]) -> dict[str, Any]:
+class Carrier(NamedTuple):
+    """What an event says of one item carrying a candidate (the fields of a ``CandidateItem`` it reads):
+    the proposing check builds these from the rows it inserts, which costs far less than table objects."""
+
+    item_id: int
+    source_id: str
+    trust: str
+    quote: str
+
+
+def candidate_created_data(candidate: Candidate, items: Sequence[CandidateItem | Carrier]) -> dict[str, Any]:
     """The ``data`` of a ``candidate.created`` event: the candidate, its proposed fact and the items
     (source, trust, the words it was read from) that carried it when it was proposed."""
     corroborates = (
@@ -40,11 +50,11 @@ def candidate_created_data(candidate: Candidate, items: Sequence[CandidateItem])
 
 
 def emit_candidates_created(
-    session: Session, created: Sequence[tuple[Candidate, Sequence[CandidateItem]]]
+    session: Session, created: Sequence[tuple[Candidate, Sequence[CandidateItem | Carrier]]]
 ) -> None:
     """Write one ``candidate.created`` event per ``(candidate, its items)`` to the outbox, in order, in
     ``session``'s transaction."""
     emit_many(session, CANDIDATE_CREATED, [candidate_created_data(c, items) for c, items in created])
 
 
-__all__ = ["CANDIDATE_CREATED", "candidate_created_data", "emit_candidates_created"]
+__all__ = ["CANDIDATE_CREATED", "Carrier", "candidate_created_data", "emit_candidates_created"]

@@ -12,16 +12,18 @@ no fact costs one regex search), and merges what they find into one proposal per
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from chipwatch.candidates.figures import money
 from chipwatch.candidates.lexicon import Lexicon
 from chipwatch.candidates.names import reporter
-from chipwatch.candidates.read_claims import read_benchmarks, read_launches
-from chipwatch.candidates.read_deployments import complete, read_deployments
+from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
+from chipwatch.candidates.read_deployments import complete, deploy_verb_in, has_verb, read_deployments
 from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
 from chipwatch.candidates.textparts import Draft, Part, fold_name, read_part
+from chipwatch.text.normalize import normalize_with_offsets
 
 FactKind = Literal["funding", "acquisition", "deployment", "benchmark", "launch"]
 FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
@@ -92,6 +94,29 @@ def _kinds_in(text: str) -> set[str]:
     return kinds
 
 
+def _kinds_of_sentences(lowered: str, spans: list[tuple[int, int]]) -> list[set[str]]:
+    """:func:`_kinds_in` of each sentence ``lowered[a:b]``, from one scan of the whole text (a summary has
+    many short sentences, and a scan per sentence cost more than the scanning itself). A match that
+    runs over a sentence's end counts for no sentence, as a scan of each sentence would not see it."""
+    starts = [a for a, _b in spans]
+    out: list[set[str]] = [set() for _ in spans]
+
+    def sentence(m: re.Match[str]) -> set[str] | None:
+        i = bisect_right(starts, m.start()) - 1
+        return out[i] if i >= 0 and m.end() <= spans[i][1] else None
+
+    for m in _TRIGGER_WORDS.finditer(lowered):
+        found = sentence(m)
+        if found is not None:
+            found |= _WORD_KINDS[m.group()]
+    if _DIGIT.search(lowered):
+        for m in _FIGURES.finditer(lowered):
+            found = sentence(m)
+            if found is not None:
+                found.add("benchmark" if m.group("benchmark") else "deployment")
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """The words a fact was read from: ``part`` (``title`` or ``summary``), offsets and text."""
@@ -135,15 +160,35 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
     kinds = _kinds_in(title.lower())
     summary_kinds: list[set[str]] = []
 
-    def keep(sentences: list[str]) -> list[bool]:
-        lowered = [s.lower() for s in sentences]
-        summary_kinds.extend(_kinds_in(s) for s in lowered)
+    def keep(norm: str, spans: list[tuple[int, int]]) -> list[bool]:
+        whole = norm.lower()
+        if len(whole) == len(norm):
+            lowered = [whole[a:b] for a, b in spans]
+            summary_kinds.extend(_kinds_of_sentences(whole, spans))
+        else:  # a letter whose lower case is longer ("İ"): offsets would shift, read each sentence alone
+            lowered = [norm[a:b].lower() for a, b in spans]
+            summary_kinds.extend(_kinds_in(s) for s in lowered)
         kinds.update(*summary_kinds)
         # claimant sentences serve benchmark claims only ("OpenAI presented the range at Hot Chips")
         claims = "benchmark" in kinds
         for found, s in zip(summary_kinds, lowered, strict=True):
             if claims and any(c in s for c in _CLAIMANT):
                 found.add("claimant")
+        # A sentence kept only for a reader that cannot use it would cost its scans for nothing: launch
+        # words without a verb of launching ("the announcement came..."), deployment words in an item
+        # with no verb of deploying anywhere. The item's kinds stay as its words name them.
+        deploying: bool | None = None
+        for found, (a, b) in zip(summary_kinds, spans, strict=True):
+            if "launch" in found and not launch_verb_in(norm, a, b):
+                found.discard("launch")
+            if "deployment" in found:
+                if deploying is None:
+                    deploying = deploy_verb_in(normalize_with_offsets(title)[0]) or any(
+                        deploy_verb_in(norm, s, e) for f, (s, e) in zip(summary_kinds, spans, strict=True)
+                        if "deployment" in f
+                    )
+                if not deploying:
+                    found.discard("deployment")
         return [bool(found) for found in summary_kinds]
 
     summary_part = None
@@ -162,7 +207,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         drafts += _funding(parts, lexicon)
     if "acquisition" in kinds:
         drafts += _deal_sums(_unique(d for p in parts for d in read_acquisitions(p, lexicon)), parts)
-    if "deployment" in kinds:
+    if "deployment" in kinds and has_verb(parts):
         drafts += _unique(complete([d for p in parts for d in read_deployments(p, lexicon)]))
     if "benchmark" in kinds:
         context: dict = {}

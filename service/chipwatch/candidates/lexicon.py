@@ -4,7 +4,9 @@ tables).
 
 A name found in text resolves to an entity id when it is one of the entity's names, one of its aliases
 (``Entity.aliases``) or an entry of the alias table (``aliases``); matching is the phrase matcher's
-(``chipwatch.text.phrases``: case-insensitive, Latin names on word edges, CJK names as substrings).
+(``chipwatch.text.phrases``: case-insensitive, Latin names on word edges, CJK names as substrings), run
+by an Aho-Corasick index (``chipwatch.text.phrase_index``), which finds the same names as the phrase
+set's regex and scans the many short sentences of a check in about 60% of its time.
 A chip name written after its vendor ("曦望发布S3", "Apple ... M6") also resolves when vendor name plus
 that name is one of the chip's names (``Xiwang S3``).
 """
@@ -14,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chipwatch.text.phrases import PhraseSet, canonical
+from chipwatch.text.phrase_index import PhraseIndex
+from chipwatch.text.phrases import canonical
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,7 @@ class Lexicon:
     """Entities and their names; ``scan`` finds them in normalised text (``normalize_text``)."""
 
     entries: dict[str, LexEntry]
-    _phrases: PhraseSet = field(init=False, repr=False)
+    _phrases: PhraseIndex = field(init=False, repr=False)
     _by_canon: dict[str, set[str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -57,7 +60,7 @@ class Lexicon:
                 self._by_canon.setdefault(canonical(name), set()).add(entry.id)
                 if entry.kind == "chip" and name[-1].isascii() and name[-1].isalnum():
                     phrases.append((f"{name}s", False, entry.id))  # "TPUs", "GB200s"
-        self._phrases = PhraseSet(phrases)
+        self._phrases = PhraseIndex(phrases)
 
     @classmethod
     def build(cls, entries: Iterable[LexEntry]) -> Lexicon:

@@ -230,6 +230,11 @@ def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
     return []
 
 
+def launch_verb_in(norm: str, a: int, b: int) -> bool:
+    """Does ``norm[a:b]`` hold a verb of launching? :func:`read_launches` reads nothing elsewhere."""
+    return _LAUNCH.search(norm, a, b) is not None
+
+
 def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Launches in ``part``: one draft per chip named after a launch verb."""
     out: list[Draft] = []
@@ -259,4 +264,4 @@ def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
     return out
 
 
-__all__ = ["read_benchmarks", "read_launches"]
+__all__ = ["launch_verb_in", "read_benchmarks", "read_launches"]

@@ -88,6 +88,18 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return name
 
 
+def has_verb(parts: list[Part]) -> bool:
+    """Does a sentence of ``parts`` that names deployments hold a verb of deploying? Without one an item
+    yields no deployment (:func:`complete` keeps only drafts a verb made), so its sentences need not be
+    read for details."""
+    return any(deploy_verb_in(p.norm, a, b) for p in parts for a, b in p.sentences_of("deployment"))
+
+
+def deploy_verb_in(norm: str, a: int = 0, b: int | None = None) -> bool:
+    """Does ``norm[a:b]`` (normalised text) hold a verb of deploying?"""
+    return _VERBS.search(norm, a, len(norm) if b is None else b) is not None
+
+
 def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Deployments in ``part``: one draft per verb of deploying whose window names enough; details from
     sentences without a verb are returned as drafts with ``fact["detail"] = True``."""
@@ -180,6 +192,6 @@ def complete(drafts: list[Draft]) -> list[Draft]:
     return kept
 
 
-__all__ = ["complete", "read_deployments"]
+__all__ = ["complete", "deploy_verb_in", "has_verb", "read_deployments"]
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from chipwatch.candidates import keys
-from chipwatch.candidates.events import emit_candidates_created
+from chipwatch.candidates.events import Carrier, emit_candidates_created
 from chipwatch.candidates.extract import Proposal, extract
 from chipwatch.candidates.lexicon import LexEntry, Lexicon
 from chipwatch.candidates.models import Candidate, CandidateItem
@@ -156,7 +156,8 @@ def propose_from_items(
     if created:
         news = sorted(created.items(), key=lambda kc: kc[1].id or 0)
         emit_candidates_created(session, [
-            (c, [CandidateItem(candidate_id=c.id, **values) for values in links[k].values()]) for k, c in news
+            (c, [Carrier(v["item_id"], v["source_id"], v["trust"], v["quote"]) for v in links[k].values()])
+            for k, c in news
         ])
     return sorted(c.id for c in created.values() if c.id is not None)
 

@@ -88,12 +88,15 @@ class Draft:
 
 
 def read_part(
-    name: str, text: str, lexicon: Lexicon, keep: Callable[[list[str]], list[bool]] | None = None
+    name: str,
+    text: str,
+    lexicon: Lexicon,
+    keep: Callable[[str, list[tuple[int, int]]], list[bool]] | None = None,
 ) -> Part:
     """Normalise ``text``, split it into sentences, find the entities and figures of each.
 
-    With ``keep`` (given every sentence's normalised text, it says which to keep), only the sentences it
-    keeps are read: the others cost one test each, which keeps long summaries cheap.
+    With ``keep`` (given the normalised text and every sentence's span in it, it says which to keep), only
+    the sentences it keeps are read: the others cost one test each, which keeps long summaries cheap.
     """
     norm, starts, ends = normalize_with_offsets(text)
     cuts = [0]
@@ -102,7 +105,7 @@ def read_part(
     cuts = sorted(set(cuts)) + [len(norm)]
     sentences = [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if norm[a:b].strip()]
     if keep is not None:
-        flags = keep([norm[a:b] for a, b in sentences])
+        flags = keep(norm, sentences)
         sentences = [span for span, kept in zip(sentences, flags, strict=True) if kept]
     if keep is None or sentences == [(0, len(norm))]:
         found, quantities = lexicon.scan(norm), extract_from_normalized(norm)
