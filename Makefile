@@ -43,6 +43,7 @@ bench: install
 	$(BIN)/python benchmarks/read_api.py
 	$(BIN)/python benchmarks/feeds.py
 	$(BIN)/python benchmarks/signals.py
+	$(BIN)/python benchmarks/matcher_build.py
 	$(BIN)/python benchmarks/webhooks.py
 
 clean:
