@@ -34,7 +34,7 @@ FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "funding": ("rais", "secur", " clos", " land", "funding", "round", "series", "valu", "ipo", "invest",
                 "seed", " nabs", " bags", " snags", "融资", "估值", "募资", "投资", "定增"),
-    "acquisition": ("acqui", " buy", "bought", "divest", "takes over", "snaps up", "scoops up",
+    "acquisition": ("acqui", " buy", "bought", "divest", "takes over", "takeover", "snaps up", "scoops up",
                     "收购", "并购", "合并"),
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",

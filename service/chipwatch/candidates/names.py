@@ -18,6 +18,8 @@ DESCRIPTORS = frozenset(
     company firm lab labs designer developer provider rival unicorn photonic photonics gpu gpus semiconductor
     software hardware cloud data center centre chinese china us u.s. american korean south israeli french
     dutch european british japanese indian german taiwanese saudi canadian new report exclusive
+    finnish swedish norwegian danish swiss italian spanish irish singaporean emirati australian russian
+    polish turkish brazilian mexican belgian austrian vietnamese thai malaysian indonesian
     accelerator analog edge optical networking interconnect-maker silicon valley-based""".split()
 )
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.&'+:-]*[\w.&'+-]|[A-Za-z0-9]|[" + CJK + r"]+")
@@ -105,11 +107,15 @@ def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor
             continue
         if not _is_name_token(bare) or bare.lower() in _NOT_NAME_WORDS or (token.endswith(",") and run):
             break
+        if bare.endswith(":") and run:
+            break  # "SemiAnalysis: MI355X reaches ...": a colon ends a lead-in, not a name
         run.append(bare)
         i -= 1
     run = _strip_descriptors(list(reversed(run)))
-    while run and (run[0].lower() == "of" or (len(run) > 1 and run[0].endswith(("'s", "\u2019s")))):
-        run = run[1:]  # "Korea's DeepX": the possessive names where, not who
+    while run and run[0].lower() == "of":
+        run = run[1:]
+    owner = max((k for k, t in enumerate(run[:-1]) if t.endswith(("'s", "\u2019s"))), default=-1)
+    run = run[owner + 1 :]  # "Korea's DeepX", "Naveen Rao's Unconventional AI": the possessive is not who
     while run and re.fullmatch(r"[\d.,]+|MW|GW|kW|MWh|GWh", run[-1]):
         run = run[:-1]  # "first 200 MW goes live": a figure is no name
     text = " ".join(t.strip("\"'\u201c\u201d()") for t in run).strip()
@@ -193,6 +199,11 @@ def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor"
         if possessive:
             bare = bare[:-2]
         bare = bare.strip("\"'\u201c\u201d()")
+        if bare == "&" and tokens:  # "Weights & Biases": joined when a name follows
+            rest = norm[start + m.end() : hi].split(maxsplit=1)
+            if rest and _is_name_token(rest[0].rstrip(",.;:!?").strip("\"'\u201c\u201d()")):
+                tokens.append(bare)
+                continue
         if not bare or bare.lower() in _OBJECT_STOP or not _is_name_token(bare):
             break
         if tokens and bare.lower() in _BUSINESS_WORDS:
@@ -287,7 +298,12 @@ _REPORTER_BEFORE = re.compile(rf"(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|^
 _CN_REPORTER = re.compile(r"(?P<who>[" + CJK + r"A-Za-z]{2,12}?)(?:称|表示|测得|宣称|声称|披露)")
 
 
-_UNNAMED_SAYS = re.compile(rf",\s*(?:and\s|the\scompany\s|company\s)?{_SAYS}\b", re.IGNORECASE)
+_UNNAMED_SAYS = re.compile(
+    rf",\s*(?:and\s|the\scompany\s|company\s)?(?:{_SAYS}|promising|promises|touting|claiming)\b",
+    re.IGNORECASE,
+)
+# "华为发布Atlas 950超节点，称算力为...": a clause that says without a name of its own is the subject's.
+_CN_UNNAMED_SAYS = re.compile(r"[，,]\s*(?:并|还|其)?(?:称|表示|宣称|声称)")
 _QUOTED_FIGURE = re.compile(r"(?:'s|\u2019s)\b.{0,40}?\b(?:figure|claim|number)s?\b", re.IGNORECASE)
 
 
@@ -308,6 +324,11 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
             words = subject.group(1).split()
             text = words[0]
             return Name(lexicon.lookup(text, "vendor"), text, s, s + len(text))
+    if _CN_UNNAMED_SAYS.search(norm, a, b):
+        start = a + len(norm[a:b]) - len(norm[a:b].lstrip())
+        hits = [f for f in part.found if f.start == start and f.kind == "vendor"]
+        if hits:
+            return Name(hits[0].id, norm[hits[0].start : hits[0].end], hits[0].start, hits[0].end)
     for pattern in (_REPORTER_AFTER, _REPORTER_BEFORE, _CN_REPORTER):
         m = pattern.search(norm, a, b)
         if m is None:

@@ -57,7 +57,19 @@ def _nearest(names: list[Name], pos: int) -> Name | None:
     return after[0] if after else (names[-1] if names else None)
 
 
+# Words that stand where an operator would but name none: a funding round ("raises $1bn Series B to build"),
+# a reference back to a subject named before ("该集群已投入运行": the cluster).
+_NOT_OPERATOR = re.compile(
+    r"^(?:Series [A-H]\d?\+?|Pre-IPO|IPO)$|^[该这此其本][\u3400-\u9fff]{0,4}$", re.IGNORECASE
+)
+
+
 def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
+    name = _named_operator(part, lo, verb)
+    return None if name is not None and _NOT_OPERATOR.match(name.text) else name
+
+
+def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     norm = part.norm
     if verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
         lead = _CN_LEAD.search(norm, lo, verb.start())

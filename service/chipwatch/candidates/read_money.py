@@ -32,6 +32,10 @@ _NOT_FUNDING = re.compile(
     r"|stake|target|rates?|bets?|concerns?|questions?|acquisition|deal to buy)\b",
     re.IGNORECASE,
 )
+# "closes $35 billion Ansys takeover": a sum followed by the company bought and the deal's noun.
+_NAMED_DEAL_AFTER = re.compile(
+    r"(?:[A-Z][\w&.'-]*\s){1,3}(?:takeover|acquisition|purchase|merger|buyout)\b(?!\s+of\b)"
+)
 _FUNDING_WORDS = re.compile(
     r"\b(?:round|funding|series|seed|financing|investment|ipo|raise)\b", re.IGNORECASE
 )
@@ -81,12 +85,28 @@ def _is_valuation(part: Part, m: Money, lo: int) -> bool:
     return bool(_VALUED.search(before) or _VALUATION_AFTER.match(after))
 
 
+# A valuation before the money came in is not the post-money valuation a round records.
+_PRE_MONEY_BEFORE = re.compile(
+    r"pre-money(?:\s+valuation)?(?:\s+of)?\s*(?:about |around |roughly )?$|投前(?:估值)?[为达约]?$",
+    re.IGNORECASE,
+)
+_PRE_MONEY_AFTER = re.compile(r"\s*pre-money", re.IGNORECASE)
+
+
 def _valuation(part: Part, a: int, b: int, currency: str | None) -> float | None:
-    """The valuation stated in ``norm[a:b]`` (a sum after "valued at", 估值...), else None."""
+    """The post-money valuation stated in ``norm[a:b]`` (a sum after "valued at", 估值...; not one called
+    pre-money or 投前), else None."""
+    norm = part.norm
     for m in money(part, a, b):
-        if _is_valuation(part, m, a) and not _TOTAL.search(part.norm[max(a, m.start - 40) : m.start]):
+        if _is_valuation(part, m, a) and not _TOTAL.search(norm[max(a, m.start - 40) : m.start]):
+            if _PRE_MONEY_BEFORE.search(norm[max(a, m.start - 40) : m.start]) or _PRE_MONEY_AFTER.match(
+                norm, m.end
+            ):
+                continue
             return m.value
-    for vm in _CN_VALUATION.finditer(part.norm, a, b):
+    for vm in _CN_VALUATION.finditer(norm, a, b):
+        if norm[max(a, vm.start() - 2) : vm.start()] == "投前":
+            continue
         found = bare_amount(part, vm.end(), b)
         if found is not None:
             return found[0]
@@ -126,6 +146,8 @@ def _english_round(part: Part, a: int, b: int) -> Draft | None:
         between = norm[verb.end() : first.start]
         after = norm[first.end :].lstrip()
         if len(between) > 40 or _NOT_FUNDING.search(between) or _NOT_FUNDING.match(after):
+            continue
+        if _NAMED_DEAL_AFTER.match(after):
             continue
         weak = verb.group().lower() in ("completes", "completed", "gets", "receives", "wins")
         if weak and not _FUNDING_WORDS.search(norm[verb.end() : b]):
@@ -236,6 +258,10 @@ _ACQUISITION_OF = re.compile(
     r"(?:acquisition|purchase|takeover) of\b",
     re.IGNORECASE,
 )
+_NAMED_DEAL = re.compile(
+    r"\b(?:completes|completed|closes|closed|finalizes|finalises)\s(?:its\s|the\s)?(?:\S+\s){0,3}?"
+    r"(?P<name>(?:[A-Z][\w&.'-]*\s){1,3})(?:takeover|acquisition|purchase|buyout)\b(?!\s+of\b)"
+)
 _DIVEST = re.compile(r"\bdivest(?:iture|s|ed|ing)? (?:of )?", re.IGNORECASE)
 _SECURITIES = re.compile(
     r"(?:'s)?\s+(?:common\s|preferred\s)?(?:stock|shares|stake|equity|bonds)\b", re.IGNORECASE
@@ -291,6 +317,15 @@ def _english_deal(part: Part, a: int, b: int) -> Draft | None:
         if _SECURITIES.match(norm, target.end):
             continue  # "will buy Intel common stock": shares, not the company
         return _deal(part, buyer, target, a, b, buyer.start, target.end)
+    m = _NAMED_DEAL.search(norm, a, b)
+    if m:
+        buyer = name_before(part, a, m.start())
+        s, e = m.span("name")
+        e = s + len(norm[s:e].rstrip())
+        known = [f for f in part.found if f.start == s and f.end == e and f.kind == "vendor"]
+        target = Name(known[0].id if known else None, norm[s:e], s, e)
+        if buyer is not None and buyer.text != target.text:
+            return _deal(part, buyer, target, a, b, buyer.start, m.end())
     return None
 
 
