@@ -53,6 +53,7 @@ _FIGURES = re.compile(
 )
 # Claimant words keep a sentence when the item states a benchmark claim ("OpenAI presented the range").
 _CLAIMANT = (" says", " said", "claim", "presented", "measured", "according to", "称", "表示", "测得")
+_CLAIMANT_WORDS = re.compile("|".join(re.escape(word) for word in _CLAIMANT))
 
 
 def _trie_pattern(words: list[str]) -> re.Pattern[str]:
@@ -172,7 +173,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         # claimant sentences serve benchmark claims only ("OpenAI presented the range at Hot Chips")
         claims = "benchmark" in kinds
         for found, s in zip(summary_kinds, lowered, strict=True):
-            if claims and any(c in s for c in _CLAIMANT):
+            if claims and _CLAIMANT_WORDS.search(s):
                 found.add("claimant")
         # A sentence kept only for a reader that cannot use it would cost its scans for nothing: launch
         # words without a verb of launching ("the announcement came..."), deployment words in an item
