@@ -132,3 +132,11 @@ def test_accepting_the_funding_candidate_resolves_the_signal(client, httpserver,
     assert "post-money valuation 6e+09 USD >= 5e+09 USD" in funding[0]["reason"]
     moves = client.get("/v1/signals/biren-5b/history").json()["items"]
     assert [m["cause"] for m in moves] == ["rule:1"]
+
+    # Retracting the round withdraws the move it made; the item evidence cannot decide the signal alone.
+    r = client.delete(f"/v1/funding-rounds/{fact_id}", headers=admin_headers)
+    assert r.status_code == 200, r.text
+    reopened = client.get("/v1/signals/biren-5b").json()
+    assert (reopened["status"], reopened["outcome"]) == ("open", None)
+    moves = client.get("/v1/signals/biren-5b/history").json()["items"]
+    assert [(m["to_status"], m["cause"]) for m in moves] == [("resolved", "rule:1"), ("open", "retraction")]
