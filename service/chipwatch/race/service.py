@@ -117,12 +117,11 @@ def _cited_sources(
 def build_race(*, session: Session, funding_limit: int = 10) -> dict[str, Any]:
     """The state of the race: the signals board, headline results with verification, latest funding.
 
-    Rebuilt on every write and once a second, so it reads narrow columns: the feeds as (id, trust,
-    failing) once for every signal's watch health, and only the sources the results and rounds shown
-    cite.
+    Rebuilt on every write and once a second, so it reads narrow columns: the feeds counted per trust
+    level once for every signal's watch health, and only the sources the results and rounds shown cite.
     """
-    watch = FeedWatch.load(session=session)
     signals = list(session.scalars(select(Signal).order_by(Signal.id)))
+    watch = FeedWatch.load(session=session, signals=signals)
     board = [signals_service.signal_summary(s, watch) for s in signals]
     # Retracted facts are withdrawn: the board shows the facts in force only.
     headline = session.scalars(

@@ -26,7 +26,7 @@ from chipwatch.signals.record import EvaluationReport, SignalNotFound
 from chipwatch.signals.rules_cache import all_entity_ids, definition_document, definition_of
 from chipwatch.signals.schemas import SignalWithEvidence
 from chipwatch.signals.state import TransitionNotAllowed
-from chipwatch.signals.watch import FeedWatch
+from chipwatch.signals.watch import FeedWatch, watched_feed_ids
 from chipwatch.sources.models import Source
 
 __all__ = [
@@ -96,7 +96,7 @@ def list_signals(
     if outcome:
         stmt = stmt.where(Signal.outcome == outcome)
     rows, next_cursor = keyset_page(session, stmt, keys=(Signal.id,), cursor=cursor, limit=limit)
-    watch = FeedWatch.load(session=session)
+    watch = FeedWatch.load(session=session, signals=rows)
     return {"items": [signal_summary(s, watch) for s in rows], "next_cursor": next_cursor}
 
 
@@ -107,7 +107,7 @@ def evidence_view(ev: Evidence) -> dict[str, Any]:
 
 def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
     """A signal with its definition, watched sources and every evidence row (oldest first)."""
-    watch = FeedWatch.load(session=session)
+    watch = FeedWatch.load(session=session, signals=[signal])
     evidence = session.scalars(
         select(Evidence).where(Evidence.signal_id == signal.id).order_by(Evidence.id)
     ).all()
@@ -118,7 +118,7 @@ def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
         require_fact=signal.require_fact,
         yes_when=signal.yes_when,
         no_when=signal.no_when,
-        watched_sources=watch.watched_ids(signal.yes_when, signal.no_when),
+        watched_sources=watched_feed_ids(session=session, yes_when=signal.yes_when, no_when=signal.no_when),
         evidence=[evidence_view(e) for e in evidence],
     )
 

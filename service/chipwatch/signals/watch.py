@@ -1,5 +1,5 @@
-"""Which feeds watch a signal, and how healthy they are: read once per board, then answered per signal
-in time proportional to the signal's conditions, not to the number of feeds.
+"""Which feeds watch a signal, and how healthy they are: counted in SQL per trust level once per board,
+then answered per signal in time proportional to the signal's conditions, not to the number of feeds.
 
 The rule (DESIGN.md, "Signals"): an item condition that names ``sources`` is fed by those; one that names
 ``source_trust`` by the enabled feeds of that trust; one with neither by every enabled feed; a signal
@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import case, func, or_, select
 from sqlmodel import Session
 
 from chipwatch.sources.models import FEED_KINDS, Source
+
+Conditions = Iterable[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +32,7 @@ class _Scope:
     ids: frozenset[str]
 
 
-def _scope(yes_when: Iterable[dict[str, Any]], no_when: Iterable[dict[str, Any]]) -> _Scope:
+def _scope(yes_when: Conditions, no_when: Conditions) -> _Scope:
     conditions = [c["item"] for c in (*yes_when, *no_when) if "item" in c]
     if not conditions:
         return _Scope(True, frozenset(), frozenset())
@@ -47,52 +49,54 @@ def _scope(yes_when: Iterable[dict[str, Any]], no_when: Iterable[dict[str, Any]]
     return _Scope(False, frozenset(trusts), frozenset(ids))
 
 
-class FeedWatch:
-    """The enabled feeds, read as three narrow columns (id, trust, failing), grouped by trust."""
+def _feeds() -> Any:
+    """The watched sources: enabled feeds (seed articles and reports are not watched)."""
+    return (Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None))
 
-    def __init__(self, feeds: Iterable[tuple[str, str, bool]]) -> None:
-        self.trust_of: dict[str, str] = {}
-        self.failing: set[str] = set()
-        self.by_trust: dict[str, list[str]] = {}
-        self.failing_by_trust: dict[str, int] = {}
-        for feed_id, trust, failing in feeds:
-            self.trust_of[feed_id] = trust
-            self.by_trust.setdefault(trust, []).append(feed_id)
-            self.failing_by_trust[trust] = self.failing_by_trust.get(trust, 0) + bool(failing)
-            if failing:
-                self.failing.add(feed_id)
+
+class FeedWatch:
+    """Enabled feeds counted per trust level (watched, failing), and the feeds signals name by id."""
+
+    def __init__(self, per_trust: dict[str, tuple[int, int]], named: dict[str, tuple[str, bool]]) -> None:
+        self.per_trust = per_trust
+        self.named = named
+        self.total = sum(n for n, _f in per_trust.values())
+        self.failing = sum(f for _n, f in per_trust.values())
 
     @classmethod
-    def load(cls, *, session: Session) -> FeedWatch:
-        """The enabled feeds of the database (seed articles and reports are not watched), in one query."""
-        stmt = select(Source.id, Source.trust, Source.consecutive_failures > 0).where(
-            Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None)
-        )
-        return cls(session.execute(stmt).tuples())
+    def load(cls, *, session: Session, signals: Iterable[Any] = ()) -> FeedWatch:
+        """Two narrow queries: counts per trust level, and (trust, failing) of the feeds ``signals`` (rows
+        with ``yes_when`` and ``no_when``) name by id."""
+        failing = func.sum(case((Source.consecutive_failures > 0, 1), else_=0))
+        per_trust = {
+            trust: (int(n), int(f or 0))
+            for trust, n, f in session.execute(
+                select(Source.trust, func.count(), failing).where(*_feeds()).group_by(Source.trust)
+            )
+        }
+        wanted = sorted({i for s in signals for i in _scope(s.yes_when, s.no_when).ids})
+        named = {}
+        if wanted:
+            stmt = select(Source.id, Source.trust, Source.consecutive_failures > 0).where(
+                *_feeds(), Source.id.in_(wanted)
+            )
+            named = {i: (trust, bool(bad)) for i, trust, bad in session.execute(stmt)}
+        return cls(per_trust, named)
 
-    def watched_ids(self, yes_when: Iterable[dict[str, Any]], no_when: Iterable[dict[str, Any]]) -> list[str]:
-        """Ids of the enabled feeds that watch a signal with these conditions, sorted."""
+    def health(self, yes_when: Conditions, no_when: Conditions) -> str:
+        """``ok``, ``degraded`` or ``blind`` for a signal with these conditions (see the module); the
+        feeds it names by id must have been given to :meth:`load`."""
         scope = _scope(yes_when, no_when)
         if scope.every:
-            return sorted(self.trust_of)
-        chosen = {i for i in scope.ids if i in self.trust_of}
-        for trust in scope.trusts:
-            chosen.update(self.by_trust.get(trust, ()))
-        return sorted(chosen)
-
-    def health(self, yes_when: Iterable[dict[str, Any]], no_when: Iterable[dict[str, Any]]) -> str:
-        """``ok``, ``degraded`` or ``blind`` for a signal with these conditions (see the module)."""
-        scope = _scope(yes_when, no_when)
-        if scope.every:
-            watched, failing = len(self.trust_of), len(self.failing)
+            watched, failing = self.total, self.failing
         else:
-            watched = sum(len(self.by_trust.get(t, ())) for t in scope.trusts)
-            failing = sum(self.failing_by_trust.get(t, 0) for t in scope.trusts)
+            counts = [self.per_trust.get(t, (0, 0)) for t in scope.trusts]
+            watched, failing = sum(n for n, _f in counts), sum(f for _n, f in counts)
             for feed_id in scope.ids:  # named feeds outside those trust levels
-                trust = self.trust_of.get(feed_id)
+                trust, bad = self.named.get(feed_id, (None, False))
                 if trust is not None and trust not in scope.trusts:
                     watched += 1
-                    failing += feed_id in self.failing
+                    failing += bad
         if watched == 0:
             return "blind"
         if failing == 0:
@@ -100,4 +104,13 @@ class FeedWatch:
         return "blind" if failing == watched else "degraded"
 
 
-__all__ = ["FeedWatch"]
+def watched_feed_ids(*, session: Session, yes_when: Conditions, no_when: Conditions) -> list[str]:
+    """Ids of the enabled feeds that watch a signal with these conditions, sorted (one query)."""
+    scope = _scope(yes_when, no_when)
+    stmt = select(Source.id).where(*_feeds()).order_by(Source.id)
+    if not scope.every:
+        stmt = stmt.where(or_(Source.id.in_(sorted(scope.ids)), Source.trust.in_(sorted(scope.trusts))))
+    return list(session.scalars(stmt))
+
+
+__all__ = ["FeedWatch", "watched_feed_ids"]
