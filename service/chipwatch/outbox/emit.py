@@ -56,9 +56,11 @@ def emit(
     return row
 
 
-def emit_many(session: Session, type_: str, datas: list[dict[str, Any]]) -> None:
+def emit_many(
+    session: Session, type_: str, datas: list[dict[str, Any]], *, signal_id: str | None = None
+) -> None:
     """Add one outbox row per ``data`` of ``datas`` (in order) with a single flush: :func:`emit` for a
-    producer that announces many changes of one transaction at once.
+    producer that announces many changes of one transaction at once (``signal_id``: of them all).
 
     Raises ``ValueError`` for an event type not in :data:`~chipwatch.outbox.models.EVENT_TYPES`.
     """
@@ -67,7 +69,7 @@ def emit_many(session: Session, type_: str, datas: list[dict[str, Any]]) -> None
     if not datas:
         return
     now = utcnow()
-    rows = [{"msg_id": new_msg_id(), "type": type_, "signal_id": None, "source_id": None, "data": data,
+    rows = [{"msg_id": new_msg_id(), "type": type_, "signal_id": signal_id, "source_id": None, "data": data,
              "created_at": now, "dispatched": False} for data in datas]
     # One executemany of a Core insert: the rows need no identity in the session.
     session.execute(insert(Event.__table__), rows)

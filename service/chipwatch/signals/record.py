@@ -35,7 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from chipwatch.metrics import TRANSITIONS
-from chipwatch.outbox.emit import emit
+from chipwatch.outbox.emit import emit, emit_many
 from chipwatch.signals import state as sm
 from chipwatch.signals.events import (
     EVIDENCE_ADDED,
@@ -478,9 +478,10 @@ def _settle(
         outcome=before.outcome,
         version=before.version,
     )
-    for ev, _f in new:
-        emit(session, EVIDENCE_ADDED, evidence_added_data(arrived, ev), signal_id=signal_id)
-        report.evidence_ids.append(ev.id or 0)
+    # One insert for all of them: a new signal can match hundreds of stored items at once.
+    datas = [evidence_added_data(arrived, ev) for ev, _f in new]
+    emit_many(session, EVIDENCE_ADDED, datas, signal_id=signal_id)
+    report.evidence_ids.extend(ev.id or 0 for ev, _f in new)
     if history is not None:
         announce_move(session, signal, history, report)
 
