@@ -17,6 +17,7 @@ from tests.fixtures.corpus import corpus_dir, requires_corpus
 from tests.fixtures.imports import (
     EPOCH_NEW,
     FUNDING,
+    MLPERF_V51,
     count,
     fact,
     fact_events,
@@ -169,3 +170,32 @@ def test_dry_run_reports_and_writes_nothing(db):
     outcome = import_corpus("epoch-ml-hardware", EPOCH_NEW, dry_run=True)
     assert outcome.report.dry_run is True and outcome.report.id is None and outcome.report.inserted == 167
     assert count("chips") == chips_before and len(_imports()) == imports_before
+
+
+def test_a_new_fact_takes_the_next_free_id_when_its_own_are_taken(db):
+    """Ids already used by facts of other origins are skipped: the row key's id, then its numbered
+    successors, read from the table for the file's rows only."""
+    import json
+
+    from chipwatch.imports.build import Built
+    from chipwatch.imports.plan import id_choices
+    from chipwatch.knowledge.models import Result
+
+    element = next(
+        e
+        for e in json.loads((corpus_dir() / MLPERF_V51).read_bytes())
+        if (e["ID"], e["Model"], e["Scenario"]) == ("5.1-0061", "llama2-70b-99", "Offline")
+    )
+    key = "5.1-0061/llama2-70b-99/Offline"
+    _hinted, base = id_choices(Built("results", row_key=key))
+    assert base.startswith("5-1-0061-llama2-70b-99-offline-")
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)  # the chip the row names (NVIDIA B200)
+    with session_scope() as session:
+        for taken_id in (base, f"{base}2"):
+            session.add(Result(id=taken_id, metric="tokens_per_s", value=1.0))
+    data = json.dumps([element]).encode()
+    report = import_bytes("mlperf-inference-summary", data, file_name="summary_results.json").report
+    assert (report.status, report.inserted) == ("applied", 1)
+    written = facts_by_key("results", "mlperf-inference-summary")[key]
+    assert written["id"] == f"{base}3" and written["value"] == 102909.0
+    assert fact("results", base)["value"] == 1.0

@@ -19,7 +19,7 @@ from sqlmodel import Session, SQLModel
 
 from chipwatch.imports.build import Built
 from chipwatch.imports.models import Import, WaitingRow
-from chipwatch.imports.plan import Candidate, Existing, Plan, decide
+from chipwatch.imports.plan import Candidate, Existing, Plan, decide, id_choices
 from chipwatch.knowledge.events import changes_held
 from chipwatch.knowledge.history import plain, record_change, record_created
 from chipwatch.knowledge.models import KB_TABLES, Result, link_result_rows
@@ -45,16 +45,25 @@ def _chunks(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
         yield items[start : start + size]
 
 
-def load_existing(*, session: Session, kb_kind: str, dataset: str) -> dict[str, Existing]:
-    """Row key -> the fact ``dataset`` wrote in ``kb_kind``, retired or not."""
+def load_existing(
+    *, session: Session, kb_kind: str, dataset: str, row_keys: set[str] | None = None
+) -> dict[str, Existing]:
+    """Row key -> the fact ``dataset`` wrote in ``kb_kind``, retired or not: all of them, or only those
+    of ``row_keys`` (a file that is no whole version needs no others, however many the dataset has)."""
     table = KB_TABLES[kb_kind]
-    stmt = select(table.id, table.row_key, table.import_sha256, table.retired_at, table.dataset_scope).where(
-        table.dataset == dataset
-    )
+    columns = (table.id, table.row_key, table.import_sha256, table.retired_at, table.dataset_scope)
+    if row_keys is None:
+        batches = [select(*columns).where(table.dataset == dataset)]
+    else:
+        batches = [
+            select(*columns).where(table.dataset == dataset, table.row_key.in_(chunk))
+            for chunk in _chunks(sorted(row_keys))
+        ]
     return {
         row.row_key: Existing(
             row.id, row.row_key, row.import_sha256, row.retired_at is not None, row.dataset_scope
         )
+        for stmt in batches
         for row in session.execute(stmt)
         if row.row_key is not None
     }
@@ -72,10 +81,21 @@ def load_subjects(*, session: Session, kb_kind: str, ids: set[str], dataset: str
     return found
 
 
-def taken_ids(*, session: Session, kb_kind: str) -> set[str]:
-    """Every id of the ``kb_kind`` table."""
+def taken_ids(*, session: Session, kb_kind: str, candidates: list[Candidate]) -> set[str]:
+    """The ids of the ``kb_kind`` table that new facts for ``candidates`` could be given
+    (:func:`~chipwatch.imports.plan.id_choices`): the hinted and row-key ids that exist, and where a
+    row-key id exists, every id extending it (its ``2``, ``3``... successors). Reads those, not the
+    whole table."""
     table = KB_TABLES[kb_kind]
-    return set(session.scalars(select(table.id)))
+    choices = [id_choices(c.built) for c in candidates if not c.built.skip and not c.built.waiting]
+    wanted = sorted({choice for pair in choices for choice in pair if choice})
+    taken: set[str] = set()
+    for chunk in _chunks(wanted):
+        taken.update(session.scalars(select(table.id).where(table.id.in_(chunk))))
+    for _hinted, base in choices:
+        if base in taken:
+            taken.update(session.scalars(select(table.id).where(table.id.startswith(base, autoescape=True))))
+    return taken
 
 
 def plan_import(
@@ -86,12 +106,14 @@ def plan_import(
     candidates: list[Candidate],
     scopes: set[str | None] | None,
 ) -> Plan:
-    """The plan for ``candidates`` against what is stored: the facts ``dataset`` wrote, the facts exact
-    aliases name, and the ids already taken (see :func:`chipwatch.imports.plan.decide`)."""
-    existing = load_existing(session=session, kb_kind=kb_kind, dataset=dataset)
+    """The plan for ``candidates`` against what is stored: the facts ``dataset`` wrote (all of them for
+    a whole version, else those of the candidates' row keys), the facts exact aliases name, and the ids
+    new facts could take (see :func:`chipwatch.imports.plan.decide`)."""
+    row_keys = None if scopes is not None else {c.built.row_key for c in candidates}
+    existing = load_existing(session=session, kb_kind=kb_kind, dataset=dataset, row_keys=row_keys)
     wanted = {c.built.subject_id for c in candidates if c.built.subject_id}
     subjects = load_subjects(session=session, kb_kind=kb_kind, ids=wanted, dataset=dataset)
-    taken = taken_ids(session=session, kb_kind=kb_kind)
+    taken = taken_ids(session=session, kb_kind=kb_kind, candidates=candidates)
     return decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=scopes)
 
 

@@ -102,19 +102,24 @@ def import_digest(built: Built) -> str:
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
 
 
-def new_fact_id(built: Built, taken: set[str]) -> str:
-    """A new fact id: the slug of ``id_hint`` when it is free, else a slug of the row key with a digest
-    of it (ids are at most 64 characters; row keys run to 170)."""
-    if built.id_hint:
-        hinted = slugify(built.id_hint)
-        if hinted and hinted not in taken:
-            return hinted
+def id_choices(built: Built) -> tuple[str | None, str]:
+    """The ids :func:`new_fact_id` tries for ``built``, in order: the slug of ``id_hint`` (None without
+    one), then a slug of the row key with a digest of it, which gets ``2``, ``3``... appended while
+    taken (ids are at most 64 characters; row keys run to 170)."""
+    hinted = slugify(built.id_hint) if built.id_hint else None
     digest = hashlib.sha256(built.row_key.encode()).hexdigest()[:10]
     stem = slugify(built.row_key, max_length=SLUG_MAX_LENGTH - len(digest) - 1) or "row"
-    candidate = f"{stem}-{digest}"
-    n = 2
+    return hinted or None, f"{stem}-{digest}"
+
+
+def new_fact_id(built: Built, taken: set[str]) -> str:
+    """A new fact id: the first of :func:`id_choices` that is not in ``taken``."""
+    hinted, base = id_choices(built)
+    if hinted and hinted not in taken:
+        return hinted
+    candidate, n = base, 2
     while candidate in taken:
-        candidate, n = f"{stem}-{digest}{n}", n + 1
+        candidate, n = f"{base}{n}", n + 1
     return candidate
 
 
@@ -128,10 +133,11 @@ def decide(
 ) -> Plan:
     """The :class:`Plan` for ``candidates`` (one per row key, in file order).
 
-    ``existing`` maps row keys to the facts this dataset wrote; ``subjects`` maps ids of facts exact
-    aliases name (not yet written by it); ``taken`` holds every id of the target table (updated as new
-    ids are chosen); ``scopes`` are the scopes the file is a whole version of (None: it retires
-    nothing).
+    ``existing`` maps row keys to the facts this dataset wrote (at least those of the candidates' row
+    keys, every one of the file's scopes when it is a whole version); ``subjects`` maps ids of facts
+    exact aliases name (not yet written by it); ``taken`` holds the ids of the target table that
+    :func:`id_choices` could give (updated as new ids are chosen); ``scopes`` are the scopes the file is
+    a whole version of (None: it retires nothing).
     """
     plan = Plan()
     claimed: set[str] = {fact.id for fact in existing.values()}
@@ -193,6 +199,7 @@ __all__ = [
     "Plan",
     "built_candidates",
     "decide",
+    "id_choices",
     "import_digest",
     "new_fact_id",
     "scopes_of",
