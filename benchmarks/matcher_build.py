@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "service"))
 sys.path.insert(0, str(ROOT))
 
-from tests.text.test_phrase_index import WORDS, made_up_entities, seed_entities  # noqa: E402
+from tests.fixtures.names import WORDS, made_up_entities, seed_entities  # noqa: E402
 
 from chipwatch.text.entities import Entity, EntityIndex, EntityMatcher  # noqa: E402
 from chipwatch.text.normalize import normalize_text  # noqa: E402

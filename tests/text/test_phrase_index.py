@@ -7,51 +7,14 @@ import random
 import re
 
 import pytest
-import yaml
 
-from chipwatch.paths import SEED_DIR
 from chipwatch.text import phrase_index
 from chipwatch.text.entities import Entity, EntityIndex, EntityMatcher
 from chipwatch.text.normalize import normalize_text
 from chipwatch.text.phrase_index import PhraseIndex
 from chipwatch.text.phrases import PhraseSet
 from tests.fixtures.corpus import corpus_dir, requires_corpus
-
-ENTITY_FILES = ("vendors.yaml", "chips.yaml", "models.yaml", "benchmarks.yaml", "dataset_vendors.yaml",
-                "dataset_benchmarks.yaml")
-
-
-def seed_entities() -> list[Entity]:
-    """Every named entity of ``seed_data/``: id, name and aliases (Latin and CJK)."""
-    out = []
-    for name in ENTITY_FILES:
-        path = SEED_DIR / name
-        if not path.exists():
-            continue
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        rows = next((v for v in doc.values() if isinstance(v, list)), []) if isinstance(doc, dict) else doc
-        for row in rows or []:
-            out.append(Entity(row["id"], [row["name"], *(row.get("aliases") or [])]))
-    return out
-
-
-def made_up_entities(rng: random.Random, n: int, words: list[str]) -> list[Entity]:
-    """``n`` entities named from ``words`` the way real names are built: words, hyphens, model numbers."""
-    out = []
-    for i in range(n):
-        base = " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
-        names = [base + rng.choice(["", "", " 2", "-X", " v7", " NVL72"])]
-        if rng.random() < 0.3:
-            names.append(base.replace(" ", "-"))
-        if rng.random() < 0.1:
-            names.append(rng.choice(["昆仑芯", "海光", "寒武纪", "天数智芯"]) + str(i))
-        out.append(Entity(f"made-up-{i}", names))
-    return out
-
-
-WORDS = ("Rubin Vera Jalapeno Blackwell Groq Cerebras Etched Sohu Ironwood Trainium Gaudi Instinct MI355X "
-         "Ascend Atlas Maia Athena Tenstorrent Wormhole Lightmatter Envise Graphcore Colossus SambaNova "
-         "TPU GPU LPU XPU Ultra Pro Max Mini Nano Edge Core Grace Hopper Lunar Lake Falcon Shores").split()
+from tests.fixtures.names import WORDS, made_up_entities, seed_entities
 
 TRICKY = [
     "Vera Rubin的InferenceX成绩 and the Vera-Rubin  NVL144 (vera  -  rubin nvl144).",
