@@ -31,6 +31,11 @@ from chipwatch.vocab.trust import Trust
 
 URL_MAX = 2000  # sources.url column width
 
+# Parametrised once: pydantic keeps its generic models in a weak cache, so a ``Page[ItemPublic]`` written
+# in a function body may be built again (milliseconds) on every call.
+SourcePage = Page[Source]
+ItemPage = Page[ItemPublic]
+
 
 # --------------------------------------------------------------------------------------------------
 # Adding sources
@@ -198,7 +203,7 @@ def list_sources(*, session: Session, cursor: str | None, limit: int, removed: b
     ``removed`` only the removed ones."""
     stmt = select(Source).where(Source.removed_at.is_not(None) if removed else Source.removed_at.is_(None))
     rows, next_cursor = keyset_page(session, stmt, keys=(Source.id,), cursor=cursor, limit=limit)
-    return Page[Source](items=rows, next_cursor=next_cursor)
+    return SourcePage(items=rows, next_cursor=next_cursor)
 
 
 def export_opml(*, session: Session) -> bytes:
@@ -298,7 +303,7 @@ def list_items(
     else:
         rows, next_cursor = _ranked_page(session, plan, filters, cursor=cursor, limit=limit)
     found = mentions_of(session=session, item_ids=[r.id for r in rows])
-    return Page[ItemPublic](items=[_item_view(r, found[r.id]) for r in rows], next_cursor=next_cursor)
+    return ItemPage(items=[_item_view(r, found[r.id]) for r in rows], next_cursor=next_cursor)
 
 
 def _ranked_page(
