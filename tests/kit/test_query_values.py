@@ -66,3 +66,20 @@ def test_list_filters_with_a_vocabulary_refuse_other_values(client, path, param,
     assert client.get(path, params={param: good}).status_code == 200
     error = _only_error(client.get(path, params={param: "nope"}))
     assert error["field"] == param and error["message"].startswith("Input should be ")
+
+
+@pytest.mark.parametrize(
+    ("path", "param", "good"),
+    [
+        ("/v1/results", "metric", "single_user_output_speed"),
+        ("/v1/results", "operating_point", "peak"),
+        ("/v1/chips", "kind", "chip"),
+    ],
+)
+def test_open_vocabularies_are_read_from_the_rows(client, path, param, good):
+    resp = client.get(path, params={param: good})
+    assert resp.status_code == 200 and resp.json()["items"]
+    assert all(row[param] == good for row in resp.json()["items"])
+    error = _only_error(client.get(path, params={param: good + "x"}))
+    assert error["field"] == param
+    assert error["message"].startswith(f"unknown value '{good}x'; did you mean '{good}'? known values: ")

@@ -77,20 +77,26 @@ def choice(values: Iterable[str]) -> Any:
     return Literal.__getitem__(options)
 
 
+def unknown_value(value: str, allowed: Iterable[str]) -> str:
+    """The message for a query value outside ``allowed``: the closest value, and the values (20 at most)."""
+    known = sorted(set(allowed))
+    close = suggest(value, known)
+    listed = ", ".join(repr(v) for v in known[:20]) + (", ..." if len(known) > 20 else "")
+    message = f"unknown value {value!r}; " + (f"did you mean {close!r}? " if close else "")
+    return message + (f"known values: {listed}" if known else "no value is known yet")
+
+
 def require_choice(name: str, value: str | None, allowed: Iterable[str]) -> None:
     """Raise a 422 naming query parameter ``name`` when ``value`` is given and not among ``allowed``
     (for vocabularies read from the data); the message lists them and suggests the closest one."""
     if value is None:
         return
-    known = sorted(set(allowed))
-    if value in known:
+    allowed = set(allowed)
+    if value in allowed:
         return
-    close = suggest(value, known)
-    listed = ", ".join(repr(v) for v in known[:20]) + (", ..." if len(known) > 20 else "")
-    message = f"unknown value {value!r}; " + (f"did you mean {close!r}? " if close else "")
-    message += f"known values: {listed}" if known else "no value is known yet"
+    message = unknown_value(value, allowed)
     errors = [{"field": name, "message": message}]
     raise ApiError(422, "Unprocessable Content", f"{name}: {message}", errors=errors)
 
 
-__all__ = ["choice", "declared_query_names", "reject_unknown_query", "require_choice"]
+__all__ = ["choice", "declared_query_names", "reject_unknown_query", "require_choice", "unknown_value"]

@@ -12,6 +12,7 @@ from sqlmodel import Session, SQLModel
 
 from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.query import unknown_value
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
 from chipwatch.knowledge.models import KB_TABLES, RESULT_LINK_ROLES, Result, ResultEntity
@@ -57,6 +58,9 @@ class Filter:
     description: str = ""
     choices: tuple[str, ...] = ()
     """A fixed vocabulary the value must belong to (422 naming the parameter otherwise)."""
+    vocabulary: bool = False
+    """The column holds an open vocabulary (a metric, a round type): a value no row has, retracted rows
+    included, is refused with a 422 listing the values rows have, not answered with an empty page."""
 
 
 _PROVENANCE = [
@@ -78,7 +82,7 @@ FILTERS: dict[str, list[Filter]] = {
     ],
     "chips": [
         Filter("vendor", "vendor_id", ref="vendors", description="vendor id"),
-        Filter("kind", "kind", description="chip | system | soc | accelerator"),
+        Filter("kind", "kind", description="chip | system | soc | accelerator", vocabulary=True),
         Filter("released_after", "released_on", mode="after", description="released after this date"),
         *_PROVENANCE,
         *_IMPORTED,
@@ -90,14 +94,16 @@ FILTERS: dict[str, list[Filter]] = {
         Filter("baseline", "baseline_ids", mode="contains", ref="chips", description="baseline chip"),
         Filter("model", "model_ids", mode="contains", ref="models", description="model id"),
         Filter("benchmark", "benchmark_id", ref="benchmarks", description="benchmark id"),
-        Filter("metric", "metric", description="e.g. single_user_output_speed, throughput_per_kw"),
-        Filter("operating_point", "operating_point", description="peak | iso_interactivity | low_latency"),
+        Filter("metric", "metric", description="e.g. single_user_output_speed, throughput_per_kw",
+               vocabulary=True),
+        Filter("operating_point", "operating_point", description="peak | iso_interactivity | low_latency",
+               vocabulary=True),
         *_PROVENANCE,
         *_IMPORTED,
     ],
     "funding-rounds": [
         Filter("vendor", "vendor_id", ref="vendors", description="company funded or bought"),
-        Filter("round_type", "round_type", description="e.g. strategic, acquisition"),
+        Filter("round_type", "round_type", description="e.g. strategic, acquisition", vocabulary=True),
         Filter("acquirer", "acquirer_id", ref="vendors", description="acquiring vendor id"),
         Filter("currency", "currency", description="ISO 4217 code"),
         Filter("status", "status", description="closed | in_discussion", choices=get_args(FundingStatus)),
@@ -115,7 +121,7 @@ FILTERS: dict[str, list[Filter]] = {
     ],
     "claims": [
         Filter("subject", "subject_ids", mode="contains", description="entity id the claim is about"),
-        Filter("topic", "topic", description="e.g. price, margin, forecast"),
+        Filter("topic", "topic", description="e.g. price, margin, forecast", vocabulary=True),
         *_PROVENANCE,
     ],
 }
@@ -141,7 +147,7 @@ def list_rows(
     ``values`` maps the query parameters of :data:`FILTERS` to the value asked for (None: no filter).
     Facts in force are listed, or with ``retracted`` only the retracted ones. Raises
     :class:`~chipwatch.knowledge.checks.Invalid` naming every reference filter that names an unknown
-    id, and a 422 :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
+    id and every vocabulary filter whose value no row has, and a 422 :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
     table = KB_TABLES[kind]
     stmt = select(table).where(table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None))
@@ -151,6 +157,7 @@ def list_rows(
         if flt.ref is not None and values.get(flt.param) is not None
         and not entity_exists(session=session, kind=flt.ref, id_=values[flt.param], retracted=True)
     ]
+    unknown += _vocabulary_problems(session, table, FILTERS[kind], values)
     if unknown:
         raise Invalid(unknown)
     keys: tuple[Any, ...] = (table.id,)
@@ -188,6 +195,22 @@ def list_rows(
         session, stmt, keys=keys, cursor=cursor, limit=limit, row_key=lambda row: (row.id,)
     )
     return {"items": rows, "next_cursor": next_cursor}
+
+
+def _vocabulary_problems(
+    session: Session, table: Any, filters: Iterable[Filter], values: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """``(param, message)`` for each vocabulary filter whose value no row of ``table`` has."""
+    problems = []
+    for flt in filters:
+        value = values.get(flt.param)
+        if not flt.vocabulary or value is None:
+            continue
+        col = getattr(table, flt.column)
+        if session.execute(select(col).where(col == value).limit(1)).first() is None:
+            known = session.scalars(select(col).where(col.is_not(None)).distinct().limit(500))
+            problems.append((flt.param, unknown_value(value, known)))
+    return problems
 
 
 def names_of(*, session: Session, kind: str, ids: Iterable[str]) -> dict[str, str]:
