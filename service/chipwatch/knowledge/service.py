@@ -147,7 +147,8 @@ def list_rows(
     ``values`` maps the query parameters of :data:`FILTERS` to the value asked for (None: no filter).
     Facts in force are listed, or with ``retracted`` only the retracted ones. Raises
     :class:`~chipwatch.knowledge.checks.Invalid` naming every reference filter that names an unknown
-    id and every vocabulary filter whose value no row has, and a 422 :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
+    id and every vocabulary filter whose value no row has, and a 422
+    :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
     table = KB_TABLES[kind]
     stmt = select(table).where(table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None))
