@@ -217,3 +217,56 @@ def test_corroboration_rules():
     result = SimpleNamespace(chip_ids=["jalapeno"], unit="x", value=104.3, value_max=None)
     assert keys.corroborates("benchmark", {"chip_id": "jalapeno", "value": 104.3, "unit": "x"}, result)
     assert not keys.corroborates("benchmark", {"chip_id": "jalapeno", "value": 53.7, "unit": "x"}, result)
+
+
+@pytest.mark.parametrize(
+    ("title", "summary", "kind", "expected"),
+    [
+        # a pre-money valuation is not the round's post-money valuation
+        ("Groq raises $640 million at a $2.2 billion pre-money valuation", "",
+         "funding", {"vendor_id": "groq", "amount": 6.4e8, "post_money_valuation": None}),
+        ("Groq raises $640 million at a $2.2 billion pre-money valuation",
+         "The round takes its post-money valuation to $2.8 billion.",
+         "funding", {"vendor_id": "groq", "post_money_valuation": 2.8e9}),
+        ("曦望完成10亿元融资，投前估值90亿元", "",
+         "funding", {"vendor_id": "xiwang", "amount": 1e9, "post_money_valuation": None}),
+        # a sum followed by the company bought and the deal's noun is an acquisition
+        ("NVIDIA closes $7 billion Mellanox acquisition", "",
+         "acquisition", {"acquirer_id": "nvidia", "vendor_name": "Mellanox", "amount": 7e9}),
+        # names: & inside, nationality descriptors and a person's possessive before them
+        ("Apple to acquire Swedish AI lab Smith & Wesson Labs for $90 million", "",
+         "acquisition", {"acquirer_id": "apple", "vendor_name": "Smith & Wesson Labs"}),
+        ("Jane Doe's Lumen Compute raises $40M seed round", "",
+         "funding", {"vendor_name": "Lumen Compute", "round_type": "seed"}),
+        # a clause that says or promises without a name of its own is its subject's claim
+        ("Groq unveils LPU 4, promising 3x the throughput of GB300", "",
+         "benchmark", {"value": 3.0, "baseline_id": "gb300", "reported_by_id": "groq"}),
+        ("苹果发布M7芯片，称性能为M6的2倍", "",
+         "benchmark", {"value": 2.0, "baseline_id": "apple-m6", "reported_by_id": "apple"}),
+    ],
+)
+def test_general_rules_read_the_right_fields(title, summary, kind, expected):
+    found = [fact for k, fact in facts(title, summary) if k == kind]
+    assert found, facts(title, summary)
+    assert {key: found[0].get(key) for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("title", "summary"),
+    [
+        # a round is no operator, nor is a lead-in before a colon
+        ("Cerebras raises $1.1bn Series G to build AI data centres",
+         "The data centres will run 2,000 CS-3 systems."),
+        ("SemiAnalysis: MI355X reaches 3,100 tokens per second per kW on DeepSeek R1",
+         "The run used FP4 weights."),
+    ],
+)
+def test_no_deployment_without_an_operator(title, summary):
+    assert [f for k, f in facts(title, summary) if k == "deployment"] == []
+
+
+def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
+    read = facts("OpenAI在得州部署1万张墨西哥辣椒", "该集群已投入运行。")
+    (deployment,) = [f for k, f in read if k == "deployment"]
+    assert deployment["operator_id"] == "openai" and deployment["status"] == "operational"
+    assert deployment["chip_id"] == "jalapeno" and deployment["units"] == 10000
