@@ -299,7 +299,8 @@ def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -
         "row_key": built.row_key,
         "import_id": imp.id,
         "dataset_version": version,
-        "record": {**candidate.plain, "row": candidate.row},
+        # The row as its file numbers it (a batch numbers its candidates across files).
+        "record": {"row": candidate.row, **candidate.plain},
         "names": [{"name": u.name, "kind": u.kind, "reason": u.reason} for u in built.waiting],
         "since": at,
     }

@@ -1,4 +1,6 @@
-"""``chipwatch import KIND PATH|URL``: import one dataset file with a progress bar and a summary."""
+"""``chipwatch import KIND PATH|URL``: import one dataset file with a progress bar and a summary; for a
+kind whose file is one row (MLPerf systems and log summaries, benchmark_serving runs), a directory or
+several files are one import."""
 
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ from chipwatch.imports.runner import (
     FetchFailed,
     ImportOutcome,
     TooLarge,
+    batch_files,
     execute_import,
     fetch_dataset,
     is_url,
+    read_batch,
     read_file,
 )
 from chipwatch.imports.schemas import ImportPublic
@@ -32,7 +36,11 @@ STAGES = {"parse": "parsing", "build": "resolving names", "write": "writing fact
 
 def import_dataset(
     kind: str = typer.Argument(..., help=f"dataset kind: {', '.join(DATASET_KINDS)}"),
-    location: str = typer.Argument(..., metavar="PATH|URL", help="a file, or an http(s) URL to fetch"),
+    locations: list[str] = typer.Argument(
+        ...,
+        metavar="PATH|URL...",
+        help="a file, or an http(s) URL to fetch; for one-row kinds also directories or several files",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="show what would change; write nothing"),
     strict: bool = typer.Option(False, "--strict", help="refuse the whole file when any row is bad"),
     hardware: str | None = typer.Option(None, help="benchmark-serving: the hardware the run used"),
@@ -40,6 +48,10 @@ def import_dataset(
     commit: str | None = typer.Option(None, help="repository commit the file comes from"),
 ) -> None:
     """Import a dataset file into the knowledge base (one transaction), then print what it did.
+
+    For ``mlperf-system``, ``mlperf-log-summary`` and ``benchmark-serving``, a directory (searched
+    recursively for the kind's files) or several files are one import: one transaction, one version
+    (the SHA-256 over the files' sorted digests), errors reported by file name.
 
     Exit status: 0 imported (or dry run), 1 refused (wrong kind of file, no rows, --strict with bad
     rows), 2 the file could not be read or fetched, or the database is not initialised.
@@ -55,28 +67,37 @@ def import_dataset(
         typer.echo(f"chipwatch: {exc}", err=True)
         raise typer.Exit(2) from exc
     wire()
+    options = {k: v for k, v in {"hardware": hardware, "accelerator_count": accelerators}.items() if v}
+    location = " ".join(locations)
+    common = {"kind": kind, "commit": commit, "options": options, "strict": strict, "actor": "cli"}
     try:
-        if is_url(location):
-            data, url, name = *asyncio.run(fetch_dataset(location, settings=settings)), location
+        if len(locations) == 1 and is_url(locations[0]):
+            data, url = asyncio.run(fetch_dataset(location, settings=settings))
+            request = ImportRequest(data=data, url=url, file_name=location.rsplit("/", 1)[-1], **common)
+        elif len(locations) == 1 and not Path(location).is_dir():
+            path = Path(location)
+            request = ImportRequest(data=read_file(path, settings=settings), file_name=path.name, **common)
         else:
-            data, url, name = read_file(Path(location), settings=settings), None, Path(location).name
-    except (FetchFailed, TooLarge, OSError) as exc:
+            paths = batch_files(kind, [Path(p) for p in locations])
+            if not paths:
+                console.print(f"[red]no {kind} files in {location}[/red]")
+                raise typer.Exit(2)
+            files = read_batch(paths, settings=settings)
+            request = ImportRequest(data=b"", files=files, file_name=_batch_name(locations), **common)
+    except (FetchFailed, TooLarge, OSError, ValueError) as exc:
         console.print(f"[red]cannot read {location}:[/red] {exc}")
         raise typer.Exit(2) from exc
-    options = {k: v for k, v in {"hardware": hardware, "accelerator_count": accelerators}.items() if v}
-    request = ImportRequest(
-        kind=kind,
-        data=data,
-        file_name=name.rsplit("/", 1)[-1] if url else name,
-        url=url,
-        commit=commit,
-        options=options,
-        strict=strict,
-        actor="cli",
-    )
     outcome = _run_with_progress(request, dry_run)
     _print_outcome(outcome, location)
     raise typer.Exit(1 if outcome.refusal else 0)
+
+
+def _batch_name(locations: list[str]) -> str:
+    """The name an import of several files is listed under: the directory, or the first file and how
+    many others."""
+    if len(locations) == 1:
+        return Path(locations[0]).name or locations[0]
+    return f"{Path(locations[0]).name} and {len(locations) - 1} more"
 
 
 def _run_with_progress(request: ImportRequest, dry_run: bool) -> ImportOutcome:
@@ -95,11 +116,18 @@ def _print_outcome(outcome: ImportOutcome, location: str) -> None:
         refusal = outcome.refusal
         console.print(f"[red]import refused, nothing written:[/red] {refusal.reason}", soft_wrap=True)
         for issue in refusal.skipped[:20]:
-            console.print(f"  row {issue['row']}: {issue['reason']}", soft_wrap=True)
+            console.print(f"  {_where(issue)}: {issue['reason']}", soft_wrap=True)
         return
     report = outcome.report
     assert report is not None
     _print_summary(report, location)
+
+
+def _where(issue: dict) -> str:
+    """Where a reported issue sits: ``row N``, or in a batch ``FILE`` (``FILE row N``)."""
+    if not issue.get("file"):
+        return f"row {issue['row']}"
+    return issue["file"] + (f" row {issue['row']}" if issue.get("row") else "")
 
 
 def _print_summary(report: ImportPublic, location: str) -> None:
@@ -122,8 +150,10 @@ def _print_summary(report: ImportPublic, location: str) -> None:
     table.add_row(*(str(v) for v in counts))
     console.print(table)
     console.print(f"version sha256 {report.sha256}" + (f", commit {report.commit}" if report.commit else ""))
+    if report.report.get("files"):
+        console.print(f"{report.report['files']} files, one import")
     for issue in report.report.get("skipped", [])[:20]:
-        console.print(f"  skipped row {issue['row']}: {issue['reason']}", soft_wrap=True)
+        console.print(f"  skipped {_where(issue)}: {issue['reason']}", soft_wrap=True)
     for name in report.report.get("unresolved", [])[:20]:
         held = f"{name['rows']} rows wait" if name["holds_rows"] else f"{name['rows']} rows without the link"
         console.print(

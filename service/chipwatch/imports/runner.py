@@ -18,7 +18,14 @@ from sqlmodel import Session
 from chipwatch.config import Settings, get_settings
 from chipwatch.db import session_scope
 from chipwatch.imports.schemas import ImportPublic
-from chipwatch.imports.service import ImportRefused, ImportRequest, Progress, record_refusal, run_import
+from chipwatch.imports.service import (
+    ImportFile,
+    ImportRefused,
+    ImportRequest,
+    Progress,
+    record_refusal,
+    run_import,
+)
 from chipwatch.sources.fetch import fetch_feed, make_client
 from chipwatch.sources.hooks import DatasetImported
 
@@ -70,6 +77,42 @@ def read_file(path: Path, *, settings: Settings | None = None) -> bytes:
             f"{path.name} is {size} bytes; the limit is {settings.fetch_max_bytes} (fetch_max_bytes)"
         )
     return path.read_bytes()
+
+
+BATCH_FILES = {
+    "mlperf-system": "*.json",
+    "mlperf-log-summary": "*mlperf_log_summary.txt",
+    "benchmark-serving": "*.json",
+}
+"""The files a directory of a one-row kind is searched for (recursively)."""
+
+
+def batch_files(kind: str, locations: list[Path]) -> list[Path]:
+    """The files of a batch of ``kind``: each location a file, or a directory searched recursively for
+    the kind's files (:data:`BATCH_FILES`; in an MLPerf submission tree, the system descriptions are the
+    JSON files of its ``systems`` directories). Sorted, each once. Raises ValueError for a kind that is
+    not imported in batches, and FileNotFoundError for a location that does not exist."""
+    pattern = BATCH_FILES.get(kind)
+    if pattern is None:
+        raise ValueError(f"{kind} files are imported one at a time; give one file")
+    found: set[Path] = set()
+    for location in locations:
+        if location.is_dir():
+            files = [path for path in location.rglob(pattern) if path.is_file()]
+            if kind == "mlperf-system" and any(path.parent.name == "systems" for path in files):
+                files = [path for path in files if path.parent.name == "systems"]
+            found.update(files)
+        elif location.is_file():
+            found.add(location)
+        else:
+            raise FileNotFoundError(f"no such file or directory: {location}")
+    return sorted(found)
+
+
+def read_batch(paths: list[Path], *, settings: Settings | None = None) -> tuple[ImportFile, ...]:
+    """The files at ``paths``, each named by its path as given (``/`` separated: an MLPerf path names
+    the system, a LoadGen run's context); each is capped as one file is (:func:`read_file`)."""
+    return tuple(ImportFile(path.as_posix(), read_file(path, settings=settings)) for path in paths)
 
 
 def execute_import(
