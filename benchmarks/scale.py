@@ -150,6 +150,10 @@ def generate(settings, n_items: int, n_sources: int, n_results: int, seed: int =
             session.execute(insert(Result.__table__), chunk)
             link_result_rows(session, chunk)
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":  # ids were given explicitly: move the sequence past them
+            conn.execute(text(
+                "SELECT setval(pg_get_serial_sequence('items', 'id'), (SELECT max(id) FROM items))"
+            ))
         conn.execute(text("ANALYZE"))
     return {
         "common": common[0], "rare": rare[0], "source": source_ids[1], "chip": chip_ids[0], "items": n_items
@@ -262,8 +266,15 @@ def measure_writes(settings, add) -> None:
         return latencies
 
     stop = threading.Event()
+    failures: list[BaseException] = []
 
     def writer() -> None:
+        try:
+            write_items()
+        except BaseException as exc:  # reported by the reading thread: a row measured without writes is void
+            failures.append(exc)
+
+    def write_items() -> None:
         n = 0
         while not stop.is_set():
             t = time.monotonic()
@@ -286,6 +297,8 @@ def measure_writes(settings, add) -> None:
     finally:
         stop.set()
         thread.join()
+    if failures:
+        raise RuntimeError("the writing thread failed") from failures[0]
 
     def p99(xs):
         return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else xs[0]
