@@ -2,7 +2,8 @@
 
 New facts go in with one executemany per table, and their ``created`` history with another; changed
 facts are read once and updated field by field, each change recorded in the fact's history with one
-``fact.changed`` event; facts the new version lacks are retired (kept, marked, announced). Rows waiting
+``fact.changed`` event (the history rows and the events of all changes: one executemany each); facts the
+new version lacks are retired (kept, marked, announced). Rows waiting
 for an alias replace those an earlier version left waiting.
 """
 
@@ -14,16 +15,19 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+import orjson
+from sqlalchemy import JSON, bindparam, delete, insert, select, update
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Session, SQLModel
 
 from chipwatch.imports.build import Built
 from chipwatch.imports.models import Import, WaitingRow
 from chipwatch.imports.plan import Candidate, Existing, Plan, decide, id_choices
-from chipwatch.knowledge.events import changes_held
-from chipwatch.knowledge.history import plain, record_change, record_created
-from chipwatch.knowledge.models import KB_TABLES, Result, link_result_rows
+from chipwatch.knowledge.events import FACT_CHANGED, change_listeners, fact_changed_data
+from chipwatch.knowledge.history import plain, record_created
+from chipwatch.knowledge.models import KB_TABLES, FactChange, Result, ResultEntity, result_link_rows
 from chipwatch.knowledge.service import notify_facts
+from chipwatch.outbox.emit import emit_many
 
 BATCH = 500
 # Follows from the stated figures; its inputs' changes are the history.
@@ -117,6 +121,33 @@ def plan_import(
     return decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=scopes)
 
 
+class JSONText(TypeDecorator):
+    """A JSON column's value the import has already serialised (orjson, several times faster than the
+    standard library's encoder SQLAlchemy calls per value): bound as it is, still typed (and on
+    PostgreSQL cast) as JSON."""
+
+    impl = JSON
+    cache_ok = True
+
+    def bind_processor(self, dialect):  # noqa: ARG002 - the value is JSON text already
+        """No processing: the value is JSON text."""
+        return None
+
+
+@cache
+def _fact_insert(table: type[SQLModel]) -> tuple[Any, frozenset[str]]:
+    """The Core insert of ``table``'s facts with its JSON columns bound as :class:`JSONText`, and the
+    names of those columns."""
+    columns = table.__table__.columns  # type: ignore[attr-defined]
+    json_columns = frozenset(c.name for c in columns if isinstance(c.type, JSON))
+    values = {name: bindparam(name, type_=JSONText()) for name in sorted(json_columns)}
+    return insert(table.__table__).values(values), json_columns  # type: ignore[attr-defined]
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 @cache
 def _defaults(table: type[SQLModel]) -> dict[str, Any]:
     columns = {c.name for c in table.__table__.columns}  # type: ignore[attr-defined]
@@ -181,11 +212,16 @@ def insert_facts(
         if "attributes" in built.values:
             values["attributes"] = _attributes({}, built.values["attributes"])
         rows.append(values)
-    for chunk in _chunks(rows):
+    statement, json_columns = _fact_insert(table)
+    bound = [{k: _json_text(v) if k in json_columns else v for k, v in row.items()} for row in rows]
+    for chunk in _chunks(bound):
         # The table itself, not the mapped class: a plain executemany, without the ORM's bulk machinery.
-        session.execute(insert(table.__table__), chunk)  # type: ignore[attr-defined]
+        session.execute(statement, chunk)
     if table is Result:  # a Core insert: the results' entity index is written here, not by the ORM
-        link_result_rows(session, rows)
+        # New ids have no index rows yet: only the insert of link_result_rows, without its delete.
+        links = [link for row in rows for link in result_link_rows(row)]
+        for chunk in _chunks(links):
+            session.execute(insert(ResultEntity.__table__), chunk)  # type: ignore[attr-defined]
     record_created(
         session=session,
         kind=kb_kind,
@@ -215,12 +251,72 @@ def _field_changes(row: SQLModel, values: dict[str, Any]) -> dict[str, tuple[Any
     return changes
 
 
+@dataclass(slots=True)
+class HistoryEntry:
+    """One written history row, read like a :class:`~chipwatch.knowledge.models.FactChange` (the
+    ``fact.changed`` payload and the change listeners read its attributes) without an ORM object."""
+
+    id: int
+    kind: str
+    fact_id: str
+    action: str
+    field: str | None
+    old_value: Any
+    new_value: Any
+    cause: str
+    cause_ref: str | None
+    actor: str | None
+    changed_at: datetime
+
+
+def record_changes(
+    *,
+    session: Session,
+    kb_kind: str,
+    changes: list[tuple[str, str, dict[str, tuple[Any, Any]] | None]],
+    imp: Import,
+    at: datetime,
+) -> list[list[HistoryEntry]]:
+    """Record many changes of ``kb_kind`` facts made by import ``imp``: ``(fact id, action, {field: (old,
+    new)} or None)`` each. The history rows of them all go in with one executemany (their ids returned
+    in order), and one ``fact.changed`` event per change with another, as
+    :func:`chipwatch.knowledge.history.record_change` writes them one change at a time. Returns the
+    history rows of each change, for the change listeners."""
+    common = {"kind": kb_kind, "cause": "import", "cause_ref": str(imp.id), "actor": "import"}
+    rows: list[dict[str, Any]] = []
+    spans: list[tuple[int, int]] = []
+    for fact_id, action, fields in changes:
+        start = len(rows)
+        head = {**common, "fact_id": fact_id, "action": action}
+        if fields:
+            rows += [
+                {**head, "field": name, "old_value": old, "new_value": new, "changed_at": at}
+                for name, (old, new) in fields.items()
+            ]
+        else:
+            rows.append({**head, "field": None, "old_value": None, "new_value": None, "changed_at": at})
+        spans.append((start, len(rows)))
+    if not rows:
+        return []
+    table = FactChange.__table__  # type: ignore[attr-defined]
+    ids: list[int] = []
+    for chunk in _chunks(rows):
+        stmt = insert(table).returning(table.c.id, sort_by_parameter_order=True)
+        ids += session.execute(stmt, chunk).scalars().all()
+    entries = [HistoryEntry(id=i, **row) for i, row in zip(ids, rows, strict=True)]
+    groups = [entries[start:end] for start, end in spans]
+    emit_many(session, FACT_CHANGED, [fact_changed_data(group) for group in groups])
+    return groups
+
+
 def update_facts(
     *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime, applied: Applied
-) -> None:
-    """Apply the plan's changed and restored facts field by field, recording history and events."""
+) -> list[tuple[str, str, dict[str, tuple[Any, Any]] | None]]:
+    """Apply the plan's changed and restored facts field by field; returns their changes for
+    :func:`record_changes` (restorations, then field updates, per fact)."""
     table = KB_TABLES[kb_kind]
     wanted = {fact_id: (built, digest) for fact_id, built, digest in plan.updates}
+    out: list[tuple[str, str, dict[str, tuple[Any, Any]] | None]] = []
     for chunk in _chunks(sorted(wanted)):
         for row in session.scalars(select(table).where(table.id.in_(chunk))):
             built, digest = wanted[row.id]
@@ -232,40 +328,22 @@ def update_facts(
                 setattr(row, name, value)
             session.add(row)
             applied.written.append(row)
-            common = {
-                "session": session,
-                "kind": kb_kind,
-                "fact_id": row.id,
-                "cause": "import",
-                "cause_ref": str(imp.id),
-                "actor": "import",
-                "at": at,
-            }
             if row.id in plan.restores:
-                record_change(action="restored", **common)
+                out.append((row.id, "restored", None))
             if changes:
-                record_change(action="updated", changes=changes, **common)
+                out.append((row.id, "updated", changes))
                 applied.changed[row.id] = list(changes)
     session.flush()
+    return out
 
 
 def retire_facts(*, session: Session, plan: Plan, imp: Import, kb_kind: str, at: datetime) -> list[str]:
-    """Mark the plan's missing facts retired in this import (kept, never deleted), each announced."""
+    """Mark the plan's missing facts retired in this import (kept, never deleted); their history and
+    announcements are the caller's (:func:`record_changes`)."""
     table = KB_TABLES[kb_kind]
     for chunk in _chunks(plan.retire):
         session.execute(
             update(table).where(table.id.in_(chunk)).values(retired_at=at, retired_in_import_id=imp.id)
-        )
-    for fact_id in plan.retire:
-        record_change(
-            session=session,
-            kind=kb_kind,
-            fact_id=fact_id,
-            action="retired",
-            cause="import",
-            cause_ref=str(imp.id),
-            actor="import",
-            at=at,
         )
     return list(plan.retire)
 
@@ -309,16 +387,21 @@ def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -
 def write_plan(
     *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime
 ) -> Applied:
-    """Write the plan: inserts, then updates and retirements (their changes evaluated by the change
-    listeners in one pass), then hand every written fact to the fact listeners. Rows waiting for an
-    alias are the caller's (:func:`replace_waiting`)."""
+    """Write the plan: inserts, then updates and retirements with their history and ``fact.changed``
+    events (all of them in one executemany each), then hand the changes to the change listeners in one
+    call and every written fact to the fact listeners. Rows waiting for an alias are the caller's
+    (:func:`replace_waiting`)."""
     applied = Applied(
         written=insert_facts(session=session, plan=plan, imp=imp, version=version, kb_kind=kb_kind, at=at)
     )
-    with changes_held(session):
-        update_facts(
-            session=session, plan=plan, imp=imp, version=version, kb_kind=kb_kind, at=at, applied=applied
-        )
-        applied.retired = retire_facts(session=session, plan=plan, imp=imp, kb_kind=kb_kind, at=at)
+    changes = update_facts(
+        session=session, plan=plan, imp=imp, version=version, kb_kind=kb_kind, at=at, applied=applied
+    )
+    applied.retired = retire_facts(session=session, plan=plan, imp=imp, kb_kind=kb_kind, at=at)
+    changes += [(fact_id, "retired", None) for fact_id in applied.retired]
+    groups = record_changes(session=session, kb_kind=kb_kind, changes=changes, imp=imp, at=at)
+    if groups:
+        for listener in change_listeners:
+            listener(session, groups)
     notify_facts(session, kb_kind, applied.written)
     return applied
