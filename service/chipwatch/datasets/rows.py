@@ -69,6 +69,8 @@ class Cells:
         value = self.values.get(name)
         if value.__class__ is str:  # the common case of every CSV cell, kept off the general path
             return value.strip() or None
+        if value is None:  # an absent JSON field, as common in JSON datasets
+            return None
         return values.text(value)
 
     def required(self, name: str) -> str:

@@ -30,6 +30,7 @@ _TRUE = frozenset({"true", "yes", "y", "1"})
 _FALSE = frozenset({"false", "no", "n", "0"})
 _UNDECIDED = frozenset({"unclear", "maybe", "partial"})
 _URL = re.compile(r"https?://\S+")
+_NUMBERS = (int, float)  # a tuple: ``int | float`` would be a new union on every call
 
 
 class CellError(ValueError):
@@ -67,7 +68,7 @@ def number(value: object, *, minimum: float | None = 0.0) -> float | None:
             if not _THOUSANDS.match(raw):
                 raise CellError(f"{raw[:40]!r} is not a number") from None
             result = float(raw.replace(",", ""))
-    elif isinstance(value, bool) or not isinstance(value, int | float):
+    elif isinstance(value, bool) or not isinstance(value, _NUMBERS):
         if value is None:
             return None
         raise CellError(f"{value!r} is not a number")
@@ -156,7 +157,7 @@ def timestamp(value: object) -> datetime | None:
 def byte_size(value: object) -> int | None:
     """Bytes from a size such as ``288 GB`` (decimal: 288e9), ``96Gi`` or ``2.0 TiB`` (binary), or a
     bare number of bytes; None when blank. Raises CellError for text such as ``Shared with host``."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, _NUMBERS) and not isinstance(value, bool):
         result = number(value)
         return None if result is None else round(result)
     if is_blank(value):

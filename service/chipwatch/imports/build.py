@@ -19,6 +19,7 @@ from chipwatch.imports.resolve import Resolver, Unresolved
 
 GB = 1e9
 TB = 1e12
+_CONTAINERS = (list, dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,8 @@ def pick(plain: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     out = {}
     for name in names:
         value = plain.get(name)
-        out[name] = None if isinstance(value, list | dict) and not value else value
+        # A tuple, not ``list | dict``: the union would be built again on every call.
+        out[name] = None if isinstance(value, _CONTAINERS) and not value else value
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -106,9 +107,16 @@ def id_choices(built: Built) -> tuple[str | None, str]:
     """The ids :func:`new_fact_id` tries for ``built``, in order: the slug of ``id_hint`` (None without
     one), then a slug of the row key with a digest of it, which gets ``2``, ``3``... appended while
     taken (ids are at most 64 characters; row keys run to 170)."""
-    hinted = slugify(built.id_hint) if built.id_hint else None
-    digest = hashlib.sha256(built.row_key.encode()).hexdigest()[:10]
-    stem = slugify(built.row_key, max_length=SLUG_MAX_LENGTH - len(digest) - 1) or "row"
+    return _id_choices(built.id_hint, built.row_key)
+
+
+@lru_cache(maxsize=32768)
+def _id_choices(id_hint: str | None, row_key: str) -> tuple[str | None, str]:
+    # Cached: the plan asks twice per record (the ids to look up, then the id to give), and a dataset's
+    # next version repeats its row keys.
+    hinted = slugify(id_hint) if id_hint else None
+    digest = hashlib.sha256(row_key.encode()).hexdigest()[:10]
+    stem = slugify(row_key, max_length=SLUG_MAX_LENGTH - len(digest) - 1) or "row"
     return hinted or None, f"{stem}-{digest}"
 
 
