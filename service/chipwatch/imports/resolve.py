@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -95,7 +95,10 @@ class Resolver:
         found = self._seen.get(key)
         if found is None:
             found = self._seen[key] = self._names[kind].matcher().resolve_part(HardwarePart(name, None))
-        return found if found.count == count else replace(found, count=count)
+        if found.count == count:
+            return found
+        # Built directly: ``dataclasses.replace`` costs several times more, once per row of a dataset.
+        return ResolvedPart(found.name, count, found.chip_key, found.alias, found.reason)
 
     def one(self, kind: str, name: str | None) -> tuple[str | None, Unresolved | None]:
         """``(id, None)`` for a resolved name, ``(None, Unresolved)`` otherwise, ``(None, None)`` for a
@@ -156,7 +159,8 @@ def load_resolver(*, session: Session) -> Resolver:
     matching each hardware name again (a resolver remembers the names it matched).
     """
     global _cached
-    rows = tuple(tuple(row) for row in session.execute(_names_query()))
+    # Rows compare as tuples: no copy of each into a tuple of its own.
+    rows = tuple(session.execute(_names_query()).all())
     key = (str(session.get_bind().engine.url), rows)
     with _cache_lock:
         cached = _cached
