@@ -135,9 +135,9 @@ class JSONText(TypeDecorator):
 
 
 @cache
-def _fact_insert(table: type[SQLModel]) -> tuple[Any, frozenset[str]]:
-    """The Core insert of ``table``'s facts with its JSON columns bound as :class:`JSONText`, and the
-    names of those columns."""
+def _json_insert(table: type[SQLModel]) -> tuple[Any, frozenset[str]]:
+    """The Core insert of ``table`` with its JSON columns bound as :class:`JSONText`, and the names of
+    those columns."""
     columns = table.__table__.columns  # type: ignore[attr-defined]
     json_columns = frozenset(c.name for c in columns if isinstance(c.type, JSON))
     values = {name: bindparam(name, type_=JSONText()) for name in sorted(json_columns)}
@@ -146,6 +146,16 @@ def _fact_insert(table: type[SQLModel]) -> tuple[Any, frozenset[str]]:
 
 def _json_text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def insert_rows(session: Session, table: type[SQLModel], rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` (every one with the same keys) into ``table``: one executemany per
+    :data:`BATCH` rows of the table itself, not the mapped class (without the ORM's bulk machinery),
+    JSON values serialised by orjson."""
+    statement, json_columns = _json_insert(table)
+    bound = [{k: _json_text(v) if k in json_columns else v for k, v in row.items()} for row in rows]
+    for chunk in _chunks(bound):
+        session.execute(statement, chunk)
 
 
 @cache
@@ -212,11 +222,7 @@ def insert_facts(
         if "attributes" in built.values:
             values["attributes"] = _attributes({}, built.values["attributes"])
         rows.append(values)
-    statement, json_columns = _fact_insert(table)
-    bound = [{k: _json_text(v) if k in json_columns else v for k, v in row.items()} for row in rows]
-    for chunk in _chunks(bound):
-        # The table itself, not the mapped class: a plain executemany, without the ORM's bulk machinery.
-        session.execute(statement, chunk)
+    insert_rows(session, table, rows)
     if table is Result:  # a Core insert: the results' entity index is written here, not by the ORM
         # New ids have no index rows yet: only the insert of link_result_rows, without its delete.
         links = [link for row in rows for link in result_link_rows(row)]
@@ -362,10 +368,8 @@ def replace_waiting(
         for chunk in _chunks(sorted(plan.keys)):
             stmt = delete(WaitingRow).where(WaitingRow.dataset == imp.kind, WaitingRow.row_key.in_(chunk))
             session.execute(stmt)
-    rows = [waiting_row(candidate, imp, version, at) for candidate in plan.waiting]
-    for chunk in _chunks(rows):
-        # The table itself: one executemany, as for new facts (a file can hold thousands of such rows).
-        session.execute(insert(WaitingRow.__table__), chunk)  # type: ignore[attr-defined]
+    # One executemany, as for new facts (a file can hold thousands of such rows).
+    insert_rows(session, WaitingRow, [waiting_row(candidate, imp, version, at) for candidate in plan.waiting])
 
 
 def waiting_row(candidate: Candidate, imp: Import, version: str, at: datetime) -> dict[str, Any]:
