@@ -270,3 +270,81 @@ def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
     (deployment,) = [f for k, f in read if k == "deployment"]
     assert deployment["operator_id"] == "openai" and deployment["status"] == "operational"
     assert deployment["chip_id"] == "jalapeno" and deployment["units"] == 10000
+
+
+@pytest.mark.parametrize(
+    ("title", "summary", "kind", "expected"),
+    [
+        # currencies beyond USD and CNY, written before or after the figure
+        ("Seoul's Nuri Silicon secures 85 billion won in Series C funding", "",
+         "funding",
+         {"vendor_name": "Nuri Silicon", "amount": 85e9, "currency": "KRW", "round_type": "series_c"}),
+        ("Kumo Devices raises 4 billion yen", "The round values the Osaka company at 30 billion yen.",
+         "funding", {"amount": 4e9, "currency": "JPY", "post_money_valuation": 30e9}),
+        ("芯川科技完成50亿日元B轮融资", "",
+         "funding", {"vendor_name": "芯川科技", "amount": 5e9, "currency": "JPY"}),
+        # "¥" is the yen when the item speaks of Japan, the yuan when it speaks of China
+        ("Kumo Devices raises ¥6 billion", "The Tokyo start-up designs edge NPUs.",
+         "funding", {"amount": 6e9, "currency": "JPY"}),
+        ("Lanting Micro raises ¥6 billion", "The Shanghai start-up designs edge NPUs.",
+         "funding", {"amount": 6e9, "currency": "CNY"}),
+        # announcing a sum named a round is raising it
+        ("Orbit Silicon Announces $75 Million Series B Financing", "",
+         "funding", {"vendor_name": "Orbit Silicon", "amount": 75e6, "round_type": "series_b"}),
+        # a post-money valuation "of the company at"; a market listing is an IPO
+        ("Vela Chips raises $90 million",
+         "The deal puts the post-money valuation of the edge AI company at $1 billion.",
+         "funding", {"amount": 90e6, "post_money_valuation": 1e9}),
+        ("Hoshi Semi raises 2 billion yuan in Shenzhen stock listing", "",
+         "funding", {"vendor_name": "Hoshi Semi", "round_type": "ipo"}),
+        # a news outlet before the verb is no company; a quoted Chinese name is the name inside the marks
+        ("界面新闻获悉｜芯片设计公司曦望完成10亿元B轮融资", "",
+         "funding", {"vendor_id": "xiwang", "amount": 1e9}),
+        ("前OpenAI工程师创办的公司「星瀚智芯」完成1亿元天使轮融资", "",
+         "funding", {"vendor_id": None, "vendor_name": "星瀚智芯", "round_type": "angel"}),
+        # a described target: lower-case words or an acronym, then a noun of trade, then the name
+        ("Groq buys Finnish DSP designer Aalto Logic for $80 million", "",
+         "acquisition", {"acquirer_id": "groq", "vendor_name": "Aalto Logic", "amount": 80e6}),
+        ("OpenAI acquires compiler tooling specialist Tensorwise", "",
+         "acquisition", {"acquirer_id": "openai", "vendor_name": "Tensorwise"}),
+        # Chinese: the buyer stops at 拟, the target at its shares, a descriptor before 对X的 is dropped
+        ("星海电子拟以5亿元收购存储芯片企业云岭微电子60%股权", "",
+         "acquisition", {"acquirer_name": "星海电子", "vendor_name": "云岭微电子", "amount": 5e8}),
+        ("苹果完成对AI芯片公司星瀚智芯的收购", "",
+         "acquisition", {"acquirer_id": "apple", "vendor_name": "星瀚智芯"}),
+        ("英伟达完成收购Groq旗下Nova编译器业务", "",
+         "acquisition", {"acquirer_id": "nvidia", "vendor_name": "Nova"}),
+        # the price from a later sentence of payment; "the company" of a later sentence is the title's
+        ("Groq completes purchase of photonics start-up Lumora", "Groq paid $120 million in stock.",
+         "acquisition", {"vendor_name": "Lumora", "amount": 120e6}),
+        ("Apple raises $2 billion in bonds for AI servers",
+         "The Cupertino company also agreed to acquire Tensorwise, a compiler start-up.",
+         "acquisition", {"acquirer_id": "apple", "vendor_name": "Tensorwise"}),
+    ],
+)
+def test_rules_that_generalise_read_the_right_fields(title, summary, kind, expected):
+    found = [fact for k, fact in facts(title, summary) if k == kind]
+    assert found, facts(title, summary)
+    assert {key: found[0].get(key) for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("title", "summary"),
+    [
+        # "¥" in an item that names neither Japan nor China: no amount is guessed
+        ("Kumo Devices raises ¥6 billion", ""),
+        # announcing an investment in someone else is no round of one's own
+        ("Apple announces $500 million investment in US chip plants", ""),
+    ],
+)
+def test_no_funding_when_the_currency_or_the_round_is_not_stated(title, summary):
+    assert [f for k, f in facts(title, summary) if k == "funding"] == []
+
+
+def test_a_launch_named_in_title_and_summary_is_one_launch():
+    read = facts(
+        "Groq Unveils LPX9 Inference Accelerator for Data Centers",
+        "MOUNTAIN VIEW -- Groq, Inc. today announced the LPX9, its third-generation inference accelerator.",
+    )
+    launches = [(f["vendor_id"], f["chip_name"]) for k, f in read if k == "launch"]
+    assert launches == [("groq", "LPX9")]

@@ -16,9 +16,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from chipwatch.candidates.figures import money
+from chipwatch.candidates.figures import money, yen_sign_currency
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import reporter
+from chipwatch.candidates.names import reporter, title_subject
 from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
 from chipwatch.candidates.read_deployments import complete, deploy_verb_in, has_verb, read_deployments
 from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
@@ -35,7 +35,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "funding": ("rais", "secur", " clos", " land", "funding", "round", "series", "valu", "ipo", "invest",
                 "seed", " nabs", " bags", " snags", "融资", "估值", "募资", "投资", "定增"),
     "acquisition": ("acqui", " buy", "bought", "divest", "takes over", "takeover", "snaps up", "scoops up",
-                    "收购", "并购", "合并"),
+                    "purchas", " paid", " pays", "收购", "并购", "合并", "交易金额", "交易对价"),
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
                    " sign", "powered", "gigawatt", "megawatt",
@@ -202,6 +202,12 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         flagged = [k for k in summary_kinds if k]
         summary_part.kinds = dict(zip(summary_part.sentences, flagged, strict=True))
         parts.append(summary_part)
+    if any("¥" in p.norm for p in parts):
+        yen = yen_sign_currency(f"{title} {summary or ''}")
+        for p in parts:
+            p.yen = yen
+    if len(parts) > 1:
+        parts[1].subject = title_subject(parts[0])
     by_name = {p.name: p for p in parts}
     drafts: list[Draft] = []
     if "funding" in kinds:
@@ -261,7 +267,9 @@ def _funding(parts: list[Part], lexicon: Lexicon) -> list[Draft]:
     return rounds
 
 
-_DEAL_WORDS = re.compile(r"\b(?:deal|acquisition|transaction|takeover|purchase)\b|收购|交易", re.IGNORECASE)
+_DEAL_WORDS = re.compile(
+    r"\b(?:deal|acquisition|transaction|takeover|purchase|paid|pays)\b|收购|交易", re.IGNORECASE
+)
 
 
 _THE_DEAL = re.compile(
@@ -323,7 +331,9 @@ def _key(d: Draft) -> tuple:
         return ("deployment", name("operator"), name("chip"), f.get("power_mw"), f.get("units"))
     if d.kind == "benchmark":
         return ("benchmark", name("chip"), f.get("value"), f.get("value_min"), f.get("unit"), f.get("metric"))
-    return ("launch", name("vendor"), name("chip"))
+    # one chip is launched by one maker: "Qualcomm" and "Qualcomm Technologies, Inc." launching the AI300
+    # in title and summary are one launch
+    return ("launch", name("chip"))
 
 
 def _unique(drafts) -> list[Draft]:

@@ -1,6 +1,8 @@
 """Counts and sums in news text (pure): counted units ("10,000 B200 GPUs", "one million TPUs", "1万张"),
-sums of money (USD and CNY from the quantity reader signals use; euros, pounds, Hong Kong dollars read
-here with the same numeral reader) and sums written without their currency ("估值200亿").
+sums of money (USD and CNY from the quantity reader signals use; euros, pounds, Hong Kong dollars, yen
+and won read here with the same numeral reader) and sums written without their currency ("估值200亿").
+The sign "¥" is both the yen and the yuan: the item's words decide (:func:`yen_sign_currency`), and a sum
+whose currency they leave open is not read at all, since an amount is never guessed.
 """
 
 from __future__ import annotations
@@ -54,14 +56,39 @@ def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
 
 
 _OTHER_MONEY = re.compile(
-    rf"(?P<sym>€|£|HK\$|EUR\s?|GBP\s?|HKD\s?)(?P<num>{DIGITS})\s*(?P<mult>billion|million|bn|m|b)?\b"
-    rf"|(?P<cnum>{DIGITS}|{CHINESE})(?P<cmult>万亿|亿|万)?(?P<csym>港元|港币|欧元|英镑)"
+    rf"(?P<sym>€|£|HK\$|EUR\s?|GBP\s?|HKD\s?|JPY\s?|KRW\s?)(?P<num>{DIGITS})\s*"
+    rf"(?P<mult>trillion|billion|million|bn|tn|m|b)?\b"
+    # "170 billion won", "19 billion yen": the currency written after its figure
+    rf"|(?<![\w.,])(?P<wnum>{DIGITS})\s*(?P<wmult>trillion|billion|million)?\s+(?P<wsym>won|yen)\b"
+    rf"|(?P<cnum>{DIGITS}|{CHINESE})(?P<cmult>万亿|亿|万)?(?P<csym>港元|港币|欧元|英镑|日元|韩元)"
 )
 _OTHER_CURRENCY = {"€": "EUR", "EUR": "EUR", "£": "GBP", "GBP": "GBP", "HK$": "HKD", "HKD": "HKD",
-                   "港元": "HKD", "港币": "HKD", "欧元": "EUR", "英镑": "GBP"}
+                   "JPY": "JPY", "KRW": "KRW", "won": "KRW", "yen": "JPY",
+                   "港元": "HKD", "港币": "HKD", "欧元": "EUR", "英镑": "GBP", "日元": "JPY", "韩元": "KRW"}
 _MONEY_MULT = {
-    "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "m": 1e6, "万亿": 1e12, "亿": 1e8, "万": 1e4
+    "trillion": 1e12, "tn": 1e12, "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "m": 1e6,
+    "万亿": 1e12, "亿": 1e8, "万": 1e4,
 }
+# What tells the yen sign from the yuan sign: words of Japan or of China in the item.
+_JAPANESE = re.compile(
+    r"\b(?:Japan|Japanese|Tokyo|Osaka|Yokohama|Kyoto|Nagoya|Hokkaido|Nikkei|yen|JPY|K\.K\.)\b"
+    r"|日本|日元|东京|東京|大阪|株式会社|[\u3040-\u30ff]"
+)
+_CHINESE_WORDS = re.compile(
+    r"\b(?:China|Chinese|yuan|RMB|CNY|renminbi|Beijing|Shanghai|Shenzhen|Hangzhou|Hong Kong|STAR Market)\b"
+    r"|[\u4e00-\u9fff]"
+)
+
+
+def yen_sign_currency(text: str) -> str | None:
+    """The currency the sign "¥" stands for in an item whose words are ``text``: ``JPY`` when they speak
+    of Japan (and not of China), ``CNY`` when they speak of China or are Chinese (and not Japanese), else
+    None (the sign alone does not say; Japanese kana count as Japan)."""
+    japan = _JAPANESE.search(text) is not None
+    china = _CHINESE_WORDS.search(_JAPANESE.sub(" ", text)) is not None
+    if japan != china:
+        return "JPY" if japan else "CNY"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,15 +101,26 @@ class Money:
 
 def money(part: Part, a: int, b: int) -> list[Money]:
     """Sums of money in ``norm[a:b]`` in reading order: USD and CNY from the quantity reader, euros,
-    pounds and Hong Kong dollars read here with the same numeral reader."""
-    out = [Money(q.value, q.unit, *q.span) for q in part.quantities_in(a, b) if q.unit in ("USD", "CNY")]
+    pounds, Hong Kong dollars, yen and won read here with the same numeral reader. A sum written with
+    "¥" takes the currency ``part.yen`` names (see :func:`yen_sign_currency`), and none is read when
+    that is None."""
+    out = []
+    for q in part.quantities_in(a, b):
+        if q.unit not in ("USD", "CNY"):
+            continue
+        currency = q.unit
+        if q.raw.lstrip().startswith("¥") and not re.search(r"元|yuan|RMB|CNY", q.raw, re.IGNORECASE):
+            currency = part.yen
+            if currency is None:
+                continue  # the sign alone: yen or yuan, so no amount
+        out.append(Money(q.value, currency, *q.span))
     for m in _OTHER_MONEY.finditer(part.norm, a, b):
-        text = m.group("num") or m.group("cnum")
+        text = m.group("num") or m.group("wnum") or m.group("cnum")
         value = _read_number(text)
         if value is None:
             continue
-        mult = (m.group("mult") or m.group("cmult") or "").lower()
-        currency = _OTHER_CURRENCY[(m.group("sym") or m.group("csym")).strip()]
+        mult = (m.group("mult") or m.group("wmult") or m.group("cmult") or "").lower()
+        currency = _OTHER_CURRENCY[(m.group("sym") or m.group("wsym") or m.group("csym")).strip()]
         out.append(Money(value * _MONEY_MULT.get(mult, 1.0), currency, m.start(), m.end()))
     out.sort(key=lambda x: x.start)
     return out
@@ -106,4 +144,4 @@ def bare_amount(part: Part, pos: int, hi: int) -> tuple[float, int, int] | None:
 
 
 
-__all__ = ["Money", "bare_amount", "counts", "money"]
+__all__ = ["Money", "bare_amount", "counts", "money", "yen_sign_currency"]

@@ -50,8 +50,24 @@ def _entity_name(part: Part, a: int, b: int, kinds: tuple[str, ...]) -> Name | N
     return Name(f.id, part.norm[f.start : f.end], f.start, f.end)
 
 
+# News outlets stand where a subject would ("36氪获悉｜...", "Reuters: ...") but are never the company.
+_MEDIA = frozenset(
+    """reuters|bloomberg|cnbc|techcrunch|nikkei|nikkei asia|digitimes|semafor|axios|the information
+    |financial times|ft|wsj|wall street journal|the register|tom's hardware|eetimes|ee times|the verge
+    |36氪|财联社|界面新闻|第一财经|证券时报|新浪科技|晚点latepost|晚点|机器之心|量子位|雷锋网|钛媒体|科创板日报
+    |上海证券报|中国证券报|经济观察报|21世纪经济报道|澎湃新闻|新华社|路透社|彭博社|彭博|集微网|芯东西|智东西""".replace(
+        "\n", ""
+    ).split("|")
+)
+
+
+def is_media(text: str) -> bool:
+    """Is ``text`` the name of a news outlet (never a company that raises, buys or deploys)?"""
+    return " ".join(text.split()).casefold() in _MEDIA
+
+
 _CN_DESCRIPTOR_END = re.compile(r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|领域|旗下)")
-_CN_STOP = re.compile(r"[\s,，:：、（(「“\"]")
+_CN_STOP = re.compile(r"[\s,，:：、（(「“\"|｜【\[]")
 
 
 # Title-case headlines capitalise every word: these never belong to a company's name.
@@ -86,6 +102,10 @@ def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor
     left out. Places are no subjects."""
     norm = part.norm
     before = _ADVERBS.sub("", norm[lo:pos].rstrip())
+    # a quoted name ("「光羽芯辰」完成"): the name is inside the marks
+    before = before.rstrip("」』”\"'）)】]").rstrip()
+    # "Qualcomm Technologies, Inc. today announced": the legal suffix belongs to the name before it
+    before = re.sub(r",?\s*\b(?:Inc|Corp|Ltd|Co|LLC|plc|S\.A|AG|GmbH|N\.V)\.?$", "", before)
     for mark in (",", "-"):
         if before.endswith(mark):  # "MatX, founded by former Google TPU engineers, lands": skip the aside
             cut = before[:-1].rfind(mark)
@@ -122,8 +142,8 @@ def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor
     if text.endswith(("'s", "\u2019s")):
         text = text[:-2]
     if known is not None and (not text or known.end >= end - 3):
-        return known
-    if not text or len(text) > 60 or _is_place(text):
+        return None if is_media(known.text) else known
+    if not text or len(text) > 60 or _is_place(text) or is_media(text):
         return None
     return Name(None, text, end - len(text), end)
 
@@ -146,7 +166,7 @@ def _cjk_name_before(part: Part, lo: int, end: int, kinds: tuple[str, ...]) -> N
         if run.startswith(prefix):
             start += len(prefix)
             run = run[len(prefix) :]
-    if not 2 <= len(run) <= 16:
+    if not 2 <= len(run) <= 16 or is_media(run):
         return None
     inner = [f for f in part.found if start <= f.start and f.end <= end and f.kind in kinds]
     if inner and inner[0].start == start:
@@ -154,6 +174,55 @@ def _cjk_name_before(part: Part, lo: int, end: int, kinds: tuple[str, ...]) -> N
     return Name(None, run, start, end)
 
 
+# "The London-based company said it will deploy": a reference back to the company the title is about.
+_BACK_REFERENCE = re.compile(
+    r"(?:^|[,;]\s)(?:The|the|Its|its)\s(?:[\w-]+\s){0,4}?(?:company|firm|start-?up|startup|developer|maker"
+    r"|chipmaker|designer|operator|carrier|group|provider|unicorn)"
+    r"(?:\s(?:said|says|added|noted)(?:\s(?:that\s)?(?:it|they))?)?(?:\s(?:also|now|today|has|have|had))*$"
+)
+
+
+def back_reference(part: Part, lo: int, pos: int) -> Name | None:
+    """The title's company (``part.subject``) when the words just before ``pos`` refer back to it ("The
+    company", "The London-based company said it", "The AI data center developer also"), else None."""
+    if part.subject is None:
+        return None
+    if _BACK_REFERENCE.search(part.norm[lo:pos].rstrip()) is None:
+        return None
+    return part.subject
+
+
+_TITLE_VERB = re.compile(r"\s(?=[a-z])|\s(?=(?:" + "|".join(
+    "Announces Announced Raises Secures Closes Lands Acquires Buys Unveils Launches Deploys Completes "
+    "Signs Says Claims Introduces Debuts Ships Expands Agrees Opens Brings Commits Wins Gets Receives "
+    "To Will Plans".split()
+) + r")\b)")
+
+
+def title_subject(title: Part) -> Name | None:
+    """The company a title is about: the name before its first verb ("Nscale raises ...", "KT to install
+    ..."), a known vendor opening a Chinese title, else None."""
+    norm = title.norm
+    lead = norm[: len(norm) - len(norm.lstrip())]
+    opening = [f for f in title.found if f.kind == "vendor" and f.start <= len(lead)]
+    if opening:
+        f = opening[0]
+        return Name(f.id, norm[f.start : f.end], f.start, f.end)
+    if has_cjk(norm[len(lead) : len(lead) + 1]):
+        return None
+    m = _TITLE_VERB.search(norm, len(lead))
+    if m is None:
+        return None
+    return name_before(title, 0, m.start())
+
+
+# A description before a name that ends in a noun of trade: "Korean NPU designer", "data centre cooling
+# firm", "chiplet interconnect specialist" (lower-case words or acronyms, then the noun, then the name).
+_DESCRIBED = re.compile(
+    r"(?:(?:[a-z][\w-]*|[A-Z]{2,5}s?|[A-Z][a-z]+(?:an|ese|ish|i))\s){0,5}?"
+    r"(?:designer|maker|specialist|start-?up|startup|developer|provider|firm|company|supplier|vendor|rival"
+    r"|operator|chipmaker|unicorn)\s+(?=[A-Z0-9\"\u201c])"
+)
 _OBJECT_STOP = frozenset(
     "for in to at with from and as after amid on by of over under its the a an 's that which who".split()
 )
@@ -177,7 +246,12 @@ def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor"
     if has_cjk(text[lead : lead + 1]) or re.match(r"\s*[A-Za-z0-9]+[" + CJK + "]", text):
         return _cjk_name_after(part, pos + lead, hi, kinds)
     offset = pos + lead
+    described = _DESCRIBED.match(text, lead)
+    if described:  # "Korean NPU designer Mobilint", "chiplet interconnect specialist Blue Cheetah"
+        offset = pos + described.end()
+        text = norm[offset:hi]
     skipped = 0
+    base = offset
     for m in re.finditer(r"\S+", text):
         word = m.group().strip("\"'\u201c\u201d(),")
         if (_is_name_token(word) and word.lower() not in DESCRIPTORS) or skipped >= 5:
@@ -185,7 +259,7 @@ def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor"
         if word.lower() not in DESCRIPTORS and word.lower() not in ("its", "the", "a", "an", "rival", "chip"):
             return None
         skipped += 1
-        offset = pos + m.end()
+        offset = base + m.end()
     known = [f for f in part.found if offset <= f.start <= offset + 2 and f.end <= hi and f.kind in kinds]
     if known:
         f = known[0]
@@ -224,11 +298,23 @@ def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor"
     return Name(None, name, start, start + len(name))
 
 
+_CN_OBJECT_TAIL = re.compile(
+    r"(?:\d+(?:\.\d+)?%|全部|部分|控股)?(?:的)?(?:股权|股份|资产|业务)$|\d+(?:\.\d+)?%$"
+)
+
+
 def _cjk_name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...]) -> Name | None:
     norm = part.norm
     end = pos
     while end < hi and not _CN_STOP.match(norm[end]) and norm[end] not in "。；的":
         end += 1
+    tail = _CN_OBJECT_TAIL.search(norm, pos, end)  # "芯耀科技100%股权": the company, not its shares
+    if tail is not None:
+        end = tail.start()
+        latin = re.match(rf"[A-Za-z][A-Za-z0-9-]*(?=[{CJK}])", norm[pos:end].split("旗下")[-1])
+        if latin and tail.group().endswith(("业务", "资产")):  # "Arm旗下Artisan基础IP业务": the unit's name
+            pos = pos + norm[pos:end].rfind(latin.group())
+            end = pos + len(latin.group())
     run = norm[pos:end]
     m = _CN_DESCRIPTOR_END.match(run)
     if m:

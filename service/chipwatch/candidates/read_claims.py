@@ -196,6 +196,11 @@ _HARDWARE_AFTER = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"[\"\u201c](?P<name>[A-Z][\w -]{1,30})[\"\u201d]")
+_TITLE_HARDWARE_WORDS = frozenset(
+    "inference accelerator accelerators chip chips gpu gpus tpu npu card cards processor processors "
+    "rack racks "
+    "server servers system systems platform superchip soc ai".split()
+)
 _TITLE_NAME = re.compile(r"(?P<name>[A-Z][\w-]*(?:\s(?:[A-Z][\w-]*|\d{1,4}))?)")
 
 
@@ -224,9 +229,16 @@ def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
     t = _TITLE_NAME.match(norm, start, b)
     if t and any(f.kind == "model" for f in part.found_in(t.start(), t.end() + 1)):
         return []
-    if t and (re.search(r"\d", t.group("name")) or _HARDWARE_AFTER.match(norm[t.end() : b])):
-        name = t.group("name")
-        return [Name(lexicon.lookup(name, "chip"), name, t.start(), t.end())]
+    if t:
+        words = t.group("name").split()
+        if len(words) == 2 and (words[1].lower() in _TITLE_HARDWARE_WORDS):
+            # Title case: "AI300 Inference Accelerator" names AI300
+            t_end = t.start() + len(words[0])
+        else:
+            t_end = t.end()
+        name = norm[t.start() : t_end]
+        if re.search(r"\d", name) or _HARDWARE_AFTER.match(norm[t_end:b]):
+            return [Name(lexicon.lookup(name, "chip"), name, t.start(), t_end)]
     return []
 
 

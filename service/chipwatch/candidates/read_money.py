@@ -13,7 +13,7 @@ import re
 
 from chipwatch.candidates.figures import Money, bare_amount, money
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import name_after, name_before
+from chipwatch.candidates.names import back_reference, name_after, name_before
 from chipwatch.candidates.textparts import CJK, Draft, Name, Part
 
 _NOT_YET = re.compile(
@@ -25,6 +25,13 @@ _NOT_YET = re.compile(
 _RAISE = re.compile(
     r"\b(?:raises|raised|raising|secures|secured|closes|closed|lands|landed|nabs|bags|snags|completes|completed"
     r"|pulls in|picks up|gets|receives|wins)\b",
+    re.IGNORECASE,
+)
+# "Tenstorrent Announces US$300 Million Strategic Investment": announcing a sum that is named a round
+_ANNOUNCES = re.compile(r"\b(?:announces|announced|unveils|confirms|confirmed)\b", re.IGNORECASE)
+_ROUND_NOUN_AFTER = re.compile(
+    r"\s*(?:(?:strategic|growth|equity|venture|new|funding)\s)?(?:Series [A-H]\+?\d?\s)?"
+    r"(?:funding|financing|investment|round|raise)\b(?!\s+(?:in|into|from)\b)",
     re.IGNORECASE,
 )
 _NOT_FUNDING = re.compile(
@@ -42,6 +49,7 @@ _FUNDING_WORDS = re.compile(
 _INVESTS = re.compile(r"\b(?:invests|invested|investing|to invest|will invest)\b", re.IGNORECASE)
 _VALUED = re.compile(
     r"\b(?:valued at|valuing (?:\S+\s){0,10}?at|values? (?:\S+\s){0,10}?at|valuation (?:of|to|at)"
+    r"|valuation of (?:the |its |a )(?:\S+\s){0,6}?at"
     r"|(?:post-money\s)?valuation(?: of)?|at an? )"
     r"\s*(?:about |around |roughly |nearly |over |more than |some )?$",
     re.IGNORECASE,
@@ -49,12 +57,13 @@ _VALUED = re.compile(
 _VALUATION_AFTER = re.compile(r"^\s*(?:post-money\s*)?(?:valuation|post-money)", re.IGNORECASE)
 _TOTAL = re.compile(r"\b(?:total|totals|in total|to date|so far|cumulative)\b[^.]{0,30}$", re.IGNORECASE)
 _CN_RAISE = re.compile(
-    r"(?:宣布)?(?:完成|获得|获|斩获|拿下|迎来)(?=[^。；]{0,30}(?:融资|投资|定增|定向增发))|募资|募集资金"
+    r"(?:宣布)?(?:完成|获得|获(?!悉)|斩获|拿下|迎来)(?=[^。；]{0,30}(?:融资|投资|定增|定向增发))|募资|募集资金"
 )
 _CN_VALUATION = re.compile(r"估值")
 _ROUND = re.compile(
     r"\bSeries\s(?P<series>[A-H])(?P<tail>\+|\d)?(?![\w])|(?P<preipo>\bpre-IPO\b|Pre-IPO轮)|(?P<prea>Pre-A\+?轮)"
-    r"|(?P<seed>\bseed\b|种子轮)|(?P<angel>\bangel\b|天使轮)|(?P<ipo>\bIPO\b|上市募资|募资)"
+    r"|(?P<seed>\bseed\b|种子轮)|(?P<angel>\bangel\b|天使轮)"
+    r"|(?P<ipo>\bIPO\b|上市募资|募资|\b(?:market|stock|share|exchange) listing\b)"
     r"|(?P<strategic>\bstrategic (?:round|investment|funding)\b|战略融资|战略投资)"
     r"|(?<![A-Za-z])(?P<cn>[A-H])(?P<cntail>\+)?轮",
     re.IGNORECASE,
@@ -132,9 +141,22 @@ def read_funding(part: Part, lexicon: Lexicon) -> list[Draft]:
     return out
 
 
+def _verbs_of_raising(norm: str, a: int, b: int) -> list[re.Match[str]]:
+    verbs = list(_RAISE.finditer(norm, a, b))
+    for m in _ANNOUNCES.finditer(norm, a, b):
+        sums = re.match(r"\s*(?:a |an |its |the )?(?:new )?", norm[m.end() : b])
+        rest = norm[m.end() + (sums.end() if sums else 0) : b]
+        figure = re.match(r"(?:US\$|\$|€|£|¥)?[\d.,]+\s*(?:billion|million|bn|m|亿|万)?\s*(?:dollars|yuan)?",
+                          rest, re.IGNORECASE)
+        if figure and figure.group().strip() and _ROUND_NOUN_AFTER.match(rest, figure.end()):
+            verbs.append(m)
+    verbs.sort(key=lambda v: v.start())
+    return verbs
+
+
 def _english_round(part: Part, a: int, b: int) -> Draft | None:
     norm = part.norm
-    for verb in _RAISE.finditer(norm, a, b):
+    for verb in _verbs_of_raising(norm, a, b):
         chinese = re.search(f"[{CJK}]", norm[a:b]) is not None
         sums = [
             m for m in money(part, verb.end(), b)
@@ -203,10 +225,15 @@ _CN_LISTING = re.compile(r"科创板|港股|A股|北交所|创业板|IPO|上市|
 
 
 def _chinese_round(part: Part, a: int, b: int) -> Draft | None:
+    for verb in _CN_RAISE.finditer(part.norm, a, b):
+        draft = _chinese_round_at(part, a, b, verb)
+        if draft is not None:
+            return draft
+    return None
+
+
+def _chinese_round_at(part: Part, a: int, b: int, verb: re.Match[str]) -> Draft | None:
     norm = part.norm
-    verb = _CN_RAISE.search(norm, a, b)
-    if verb is None:
-        return None
     subject_end = verb.start()
     if verb.group().startswith("募"):
         listing = _CN_LISTING.search(norm, a, verb.end())
@@ -266,8 +293,11 @@ _DIVEST = re.compile(r"\bdivest(?:iture|s|ed|ing)? (?:of )?", re.IGNORECASE)
 _SECURITIES = re.compile(
     r"(?:'s)?\s+(?:common\s|preferred\s)?(?:stock|shares|stake|equity|bonds)\b", re.IGNORECASE
 )
+_CN_DESCRIBED = re.compile(r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|旗下)")
 _CN_ACQUIRE = re.compile(r"(?:全资)?(?:收购|并购|吸收合并)")
-_CN_ACQUIRER_TAIL = re.compile(r"(?:宣布|正式|已|将)?(?:以[^，,。]{1,20}?)?(?:拟|完成|全资|宣布)*$")
+_CN_ACQUIRER_TAIL = re.compile(
+    r"(?:拟|宣布|正式|已|将|计划|同意|决定)*(?:以[^，,。]{1,20}?)?(?:拟|完成|全资|宣布)*$"
+)
 _NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|weighs|bid for|said to|rumou?r"
                        r"|could|may|might)\b|洽谈|传闻|考虑|或将", re.IGNORECASE)
 
@@ -310,7 +340,7 @@ def _english_deal(part: Part, a: int, b: int) -> Draft | None:
         m = pattern.search(norm, a, b)
         if m is None:
             continue
-        buyer = name_before(part, a, m.start())
+        buyer = back_reference(part, a, m.start()) or name_before(part, a, m.start())
         target = name_after(part, m.end(), b)
         if buyer is None or target is None or buyer.text == target.text:
             continue
@@ -339,7 +369,12 @@ def _chinese_deal(part: Part, a: int, b: int) -> Draft | None:
     if of:  # "完成对X的收购"
         if of.group(1).startswith(("一家", "某", "多家")):
             return None
-        target = Name(None, of.group(1), a + of.start(1), a + of.end(1))
+        s, e = a + of.start(1), a + of.end(1)
+        described = _CN_DESCRIBED.match(norm, s, e)  # "对TPU芯片公司中昊芯英的收购"
+        if described:
+            s = described.end()
+        known = [f for f in part.found if f.start == s and f.end == e and f.kind == "vendor"]
+        target = Name(known[0].id if known else None, norm[s:e], s, e)
         head = head[: of.start()]
     else:
         target = name_after(part, m.end(), b)
