@@ -40,7 +40,8 @@ _CJK_NOT_FAMILY = re.compile(
 # Words that are never part of a chip's name in front of it.
 _NOT_FAMILY = frozenset(
     "The A An In On At By For With And Of Its Each Up Down Llama Series Initial Nvidia NVIDIA Nvidia's "
-    "AMD Intel Google Apple Microsoft Huawei Qualcomm Next Q Instinct TM".split()
+    "AMD Intel Google Apple Microsoft Huawei Qualcomm Next Q Instinct TM Than Vs Versus Over Against From To "
+    "Beats Tops Matches Outperforms".split()
 )
 _NOT_CHIP = re.compile(
     r"^(?:\d+(?:nm|gb|tb|mb|gw|mw|kw|w|x|k|m|b|bn|h|s|ms|h1|h2)|[12]H\d*|Q[1-4]|FP\d+|INT\d+|HBM\d\w*|LPDDR\w*"

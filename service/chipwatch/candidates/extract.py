@@ -38,8 +38,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                     "purchas", " paid", " pays", "收购", "并购", "合并", "交易金额", "交易对价"),
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
-                   " sign", "powered", "gigawatt", "megawatt",
-                   "部署", "上线", "投运", "运行", "点亮", "建成", "建设", "采购", "使用", "扩至", "扩容",
+                   " sign", "powered", "gigawatt", "megawatt", "cluster", "data cent", "campus", "-gpu",
+                   "purchas", " buy", "commit",
+                   "部署", "上线", "投运", "运行", "运营", "投产", "点亮", "建成", "建设", "采购",
+                   "使用", "扩至", "扩容", "数据中心", "智算中心",
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
@@ -52,7 +54,8 @@ _FIGURES = re.compile(
     r"|[\d,.]*\s+(?:[\w-]+\s){0,3}?(?P<units>gpus?|chips?|accelerators?|tpus?|lpus?|systems?|racks?|servers?)\b)"
 )
 # Claimant words keep a sentence when the item states a benchmark claim ("OpenAI presented the range").
-_CLAIMANT = (" says", " said", "claim", "presented", "measured", "according to", "称", "表示", "测得")
+_CLAIMANT = (" says", " said", "claim", "presented", "measured", "according to", " tests", " note:",
+             "称", "表示", "测得", "数据来自", "测试")
 _CLAIMANT_WORDS = re.compile("|".join(re.escape(word) for word in _CLAIMANT))
 
 

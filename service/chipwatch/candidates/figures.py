@@ -21,6 +21,8 @@ _UNIT_NOUNS = (
 _CN_COUNTERS = r"(?:张|颗|块|台|套|片)|卡"
 _COUNT = re.compile(
     rf"(?<![\w.,])(?P<num>{DIGITS}|{ENGLISH})(?:\s*(?P<mult>thousand|million|billion))?\s+(?={_UNIT_NOUNS})"
+    # "a 10,000-GPU cluster"
+    rf"|(?<![\w.,])(?P<hnum>{DIGITS})-(?=(?:GPU|chip|TPU|accelerator|card|NPU)s?\b)"
     rf"|(?P<cnum>\d+(?:\.\d+)?|{CHINESE})(?P<cmult>万|亿|千)?(?P<counter>{_CN_COUNTERS})"
 )
 _MULT = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8, "千": 1e3}
@@ -44,7 +46,7 @@ def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
     ``(count, start, end)`` in reading order. Years ("2026 chips") are not counts."""
     out = []
     for m in _COUNT.finditer(part.norm, a, b):
-        text = m.group("num") or m.group("cnum")
+        text = m.group("num") or m.group("hnum") or m.group("cnum")
         value = _read_number(text)
         if value is None:
             continue

@@ -343,12 +343,36 @@ _PLACE = re.compile(
     rf"\b(?:in|at|near)\s+(?P<a>(?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+){{0,2}})"
     rf"|\b(?P<b>{_PLACE_WORDS})"
     rf"(?=\s(?:[A-Za-z]+\s){{0,2}}(?:data cent|AI factory|cluster|campus|site|region))"
-    rf"|(?:在|于|位于)(?P<c>[{CJK}]{{2,5}}?)(?=部署|建设|上线|落地|投运|建成)"
+    rf"|(?:在|于|位于)(?P<c>[{CJK}]{{2,8}}?)(?=部署|建设|上线|落地|投运|建成)"
 )
+_CN_AT_PLACE = re.compile(rf"(?:在|于|位于)(?P<c>[{CJK}]{{2,8}}?)(?=部署|建设|上线|落地|投运|建成)")
 _CN_SITE = re.compile(r"数据中心|超算中心|智算中心|算力中心")
+# Chinese names of the provinces, of the cities and counties where compute is built, and of the countries
+# Chinese operators build in: a place is read whole ("呼和浩特", "宁夏中卫", "马来西亚柔佛"), never cut at a
+# character that is also a conjunction (和).
+_CN_PLACE_NAMES = (
+    "北京 上海 天津 重庆 河北 山西 内蒙古 辽宁 吉林 黑龙江 江苏 浙江 安徽 福建 江西 山东 河南 "
+    "湖北 湖南 广东 广西 海南 四川 贵州 云南 西藏 陕西 甘肃 青海 宁夏 新疆 香港 澳门 台湾 "
+    "呼和浩特 乌兰察布 和林格尔 鄂尔多斯 包头 中卫 银川 庆阳 兰州 张家口 张北 怀来 廊坊 贵安 "
+    "贵阳 芜湖 合肥 韶关 广州 深圳 东莞 佛山 杭州 宁波 南京 苏州 无锡 上海临港 临港 成都 "
+    "重庆两江 雅安 武汉 长沙 郑州 西安 济南 青岛 厦门 福州 昆明 南宁 哈尔滨 长春 沈阳 大连 "
+    "石家庄 太原 西宁 乌鲁木齐 克拉玛依 哈密 拉萨 海口 三亚 南昌 大同 天府 雄安 马来西亚 柔佛 "
+    "新加坡 日本 韩国 美国 沙特 阿联酋 中东 印尼 泰国 越南 欧洲 德国 法国 英国 "
+).split()
+_CN_PLACE = re.compile("(?:" + "|".join(sorted(_CN_PLACE_NAMES, key=len, reverse=True)) + ")+")
+
+
+def cn_place(norm: str, a: int, b: int) -> re.Match[str] | None:
+    """The first run of Chinese place names in ``norm[a:b]`` ("宁夏中卫"), else None."""
+    return _CN_PLACE.search(norm, a, b)
+_SITE_NAME = re.compile(
+    r"(?<![\w-])(?P<name>[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)\s(?:AI\s)?"
+    r"(?:data cent(?:er|re)|campus|AI factory)"
+)
 _NOT_PLACES = frozenset(
     "January February March April May June July August September October November December Q1 Q2 Q3 Q4 "
-    "The A An Azure Its This That Llama DeepSeek Hot Chips".split()
+    "The A An Azure Its This That Llama DeepSeek Hot Chips Largest Sovereign Hyperscale Gigawatt First "
+    "Our Their".split()
 )
 
 
@@ -356,11 +380,24 @@ def place_in(part: Part, a: int, b: int) -> str | None:
     """The first place named in ``norm[a:b]`` ("in Oklahoma City", "Pennsylvania data center",
     "在呼和浩特部署", "张北数据中心"), else None."""
     norm = part.norm
+    if has_cjk(norm[a:b]):
+        # "在辽宁盘锦部署": the words between 在 and the verb; else the first place name of the gazetteer
+        m = _CN_AT_PLACE.search(norm, a, b) or cn_place(norm, a, b)
+        if m is not None:
+            return m.group("c") if m.re is _CN_AT_PLACE else m.group()
     found = []
     for m in _PLACE.finditer(norm, a, b):
         text = m.group("a") or m.group("b") or m.group("c")
         if text.split()[0] not in _NOT_PLACES:
             found.append((m.start(), text))
+    if not found:
+        # "at 150 MW Sakai AI data center": a name before a site that is no known entity
+        for m in _SITE_NAME.finditer(norm, a, b):
+            s, e = m.span("name")
+            if m.group("name").split()[0] not in _NOT_PLACES and not any(
+                f.start < e and s < f.end for f in part.found
+            ):
+                found.append((s, m.group("name")))
     for m in _CN_SITE.finditer(norm, a, b):
         start = m.start()
         while start > max(a, m.start() - 4) and re.match(f"[{CJK}]", norm[start - 1]) and not any(
@@ -378,10 +415,22 @@ _SAYS = (
 )
 _REPORTER_AFTER = re.compile(
     rf",\s*(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|\baccording to\s(?P<who2>(?:[A-Z][\w-]*\s?){{1,3}})"
-    rf"|\b(?:measured|verified|tested|benchmarked|confirmed|reproduced)\b[^.]{{0,40}}?\bby\s(?P<who4>(?:[A-Z][\w-]*\s?){{1,3}})"
+    rf"|\b(?:measured|verified|tested|benchmarked|confirmed|reproduced)\b(?:[^.]|\.(?=\d)){{0,40}}?\bby\s"
+    rf"(?P<who4>(?:[A-Z][\w-]*\s?){{1,3}})"
+    # "in Artificial Analysis tests", "on SemiAnalysis's InferenceX runs": whose measurements they are
+    rf"|\b(?:in|on|by)\s(?P<who5>(?:[A-Z][\w-]*\s){{1,3}}?)(?:'s\s)?(?:tests?|testing|benchmarks?|measurements?"
+    rf"|runs|data|results|leaderboard)\b"
 )
-_REPORTER_BEFORE = re.compile(rf"(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|^(?P<who3>[A-Z][\w-]+):\s")
-_CN_REPORTER = re.compile(r"(?P<who>[" + CJK + r"A-Za-z]{2,12}?)(?:称|表示|测得|宣称|声称|披露)")
+_REPORTER_BEFORE = re.compile(
+    rf"(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b"
+    # "SemiAnalysis: ...", "SemiAnalysis note: ...": a lead-in naming whose analysis follows
+    r"|^\s*(?P<who3>[A-Z][\w-]+)(?:\s(?:note|notes|analysis|report|research|data|estimate|estimates))?:\s"
+)
+_CN_REPORTER = re.compile(
+    r"(?P<who>[" + CJK + r"A-Za-z]{2,12}?)(?:称|表示|测得|宣称|声称|披露)"
+    # "数据来自华为内部测试", "据寒武纪测试": whose tests the figure comes from
+    r"|(?:数据来自|来自|据|根据)(?P<who5>[" + CJK + r"A-Za-z]{2,8}?)(?:内部|官方|的)?(?:测试|实测|测算|数据)"
+)
 
 
 _UNNAMED_SAYS = re.compile(
@@ -390,6 +439,7 @@ _UNNAMED_SAYS = re.compile(
 )
 # "华为发布Atlas 950超节点，称算力为...": a clause that says without a name of its own is the subject's.
 _CN_UNNAMED_SAYS = re.compile(r"[，,]\s*(?:并|还|其)?(?:称|表示|宣称|声称)")
+_CN_SUBJECT_VERB = re.compile(r"(?:正式)?(?:发布|推出|宣布|公布|展示|亮相)")
 _QUOTED_FIGURE = re.compile(r"(?:'s|\u2019s)\b.{0,40}?\b(?:figure|claim|number)s?\b", re.IGNORECASE)
 
 
@@ -401,7 +451,7 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
     if _QUOTED_FIGURE.search(norm, a, b):
         return None
     if _UNNAMED_SAYS.search(norm, a, b):
-        subject = re.match(r"\s*((?:[A-Z][\w-]*\s?){1,3})", norm[a:b])
+        subject = re.match(r"\s*((?:[A-Z][\w-]*|[a-z][a-z]?-?[A-Z][\w-]*)(?:\s[A-Z][\w-]*){0,2})", norm[a:b])
         if subject:
             s, e = a + subject.start(1), a + subject.end(1)
             hits = [f for f in part.found if s <= f.start < e and f.kind == "vendor"]
@@ -415,11 +465,17 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
         hits = [f for f in part.found if f.start == start and f.kind == "vendor"]
         if hits:
             return Name(hits[0].id, norm[hits[0].start : hits[0].end], hits[0].start, hits[0].end)
+        # "寒武纪发布思元790，称...": the subject before the sentence's first verb, known or not
+        verb = _CN_SUBJECT_VERB.search(norm, start, b)
+        if verb is not None:
+            subject = _cjk_name_before(part, start, verb.start(), ("vendor",))
+            if subject is not None and subject.start == start:
+                return subject
     for pattern in (_REPORTER_AFTER, _REPORTER_BEFORE, _CN_REPORTER):
         m = pattern.search(norm, a, b)
         if m is None:
             continue
-        group = next(g for g in ("who", "who2", "who3", "who4") if g in m.groupdict() and m.group(g))
+        group = next(g for g in ("who", "who2", "who3", "who4", "who5") if g in m.groupdict() and m.group(g))
         s, e = m.span(group)
         text = norm[s:e].strip()
         hits = [f for f in part.found if s <= f.start and f.end <= e + 1]

@@ -24,6 +24,10 @@ from chipwatch.text.numerals import read_digits
 _CLAIM_UNITS = ("x", "tok/s", "tok/s/user", "tok/s/kW", "tok/s/MW", "ms")
 _RANGE_GAP = re.compile(r"\s*(?:to|-|~|至|到)\s*")
 _PERCENT = re.compile(r"(?<![A-Za-z0-9_.])(?P<num>\d+(?:\.\d+)?)\s?(?:%|percent\b)")
+# "每秒420个token": a rate written in Chinese order
+_CN_TOKENS_PER_S = re.compile(
+    r"每秒(?:输出|生成|处理)?(?:约|超过|达)?(?P<num>\d+(?:\.\d+)?)(?P<wan>万)?个?(?:tokens?|词元|Token)"
+)
 _COMPARATOR = re.compile(
     r"\b(?:than|of|over|versus|vs\.?|against|compared (?:with|to)|beats?|trails?|outperforms?|matches)\s"
     r"|较|比|相比|是|为|达到|相当于",
@@ -43,10 +47,17 @@ _CLAIM_VERB = (
     r"(?:is|are|was|delivers|delivered|achieves|achieved|offers|runs|ran|hits|beats|trails|posts|posted|shows"
     r"|gives|matches|outperforms|cuts|serves|reaches|provides|doubles)"
 )
+# A product named before its claim: "Rebel Quad delivers", "RNGD runs" (a name the knowledge base may not
+# know yet: capitalised words, or an acronym of three letters or more that is no generic unit).
+_NAME_WORD = r"(?:[A-Z][\w-]*[a-z][\w-]*|[A-Z]{3,}\b)"
 _NAMED_SUBJECT = re.compile(
-    rf"(?P<name>[A-Z][\w-]*[a-z][\w-]*)(?:\s(?:TPU|GPU|chip|accelerator|system|NPU))?\s{_CLAIM_VERB}\b"
+    rf"(?P<name>{_NAME_WORD}(?:\s{_NAME_WORD})?)(?:\s(?:TPU|GPU|chip|accelerator|system|NPU))?\s{_CLAIM_VERB}\b"
 )
-_NAMED_BASELINE = re.compile(r"(?P<name>[A-Z][\w-]*[a-z][\w-]*|[A-Z]\d[\w-]*)")
+_NAMED_BASELINE = re.compile(
+    r"(?:(?:first|second|third|previous|prior|last|older|current)[- ]generation\s|previous\s|its\s)?"
+    r"(?P<name>[A-Z][\w-]*[a-z][\w-]*|[A-Z]\d[\w-]*|[A-Z]{3,}\b)"
+)
+_GENERIC_NAMES = frozenset({"GPU", "CPU", "NPU", "TPU", "XPU", "ASIC", "LLM", "API", "AI", "FPGA", "HBM"})
 _NOT_SUBJECTS = frozenset({"The", "It", "This", "That", "Its", "Company", "Each", "Down", "Up", "InferenceX"})
 
 
@@ -85,6 +96,11 @@ def _figures(part: Part, a: int, b: int) -> list[tuple[float | None, float | Non
         value = read_digits(m.group("num"))
         if value is not None:
             out.append((value, value, "%", m.start(), m.end()))
+    for m in _CN_TOKENS_PER_S.finditer(part.norm, a, b):
+        value = read_digits(m.group("num"))
+        if value is not None:
+            value *= 1e4 if m.group("wan") else 1.0
+            out.append((value, value, "tok/s", m.start(), m.end()))
     out.sort(key=lambda f: f[3])
     merged: list = []
     for fig in out:  # "1.5x to 1.9x": one figure, a range
@@ -110,9 +126,33 @@ def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
     m = None
     for m in _NAMED_SUBJECT.finditer(norm, a, at):  # noqa: B007 - the last one before the figure
         pass
-    if m is not None and m.group("name") not in _NOT_SUBJECTS:
-        return Name(None, m.group("name"), m.start("name"), m.end("name"))
-    return None
+    if m is not None:
+        words = m.group("name").split()
+        while words and (words[0] in _NOT_SUBJECTS or words[0] in _GENERIC_NAMES):
+            words = words[1:]
+        if words and not any(f.kind == "vendor" and f.start <= m.start("name") < f.end for f in part.found):
+            text = " ".join(words)
+            start = m.end("name") - len(text)
+            return Name(None, text, start, m.end("name"))
+    return _launch_object(part, a, at)
+
+
+def _launch_object(part: Part, a: int, at: int) -> Name | None:
+    """The product a verb of launching names before a claim of the same sentence ("d-Matrix Unveils
+    Raptor, Claims 2.1x ...", "FuriosaAI launches RNGD Max with 2x ..."), else None."""
+    verbs = list(_LAUNCH.finditer(part.norm, a, at))
+    if not verbs:
+        return None
+    m = _LAUNCHED_NAME.match(part.norm, verbs[-1].end(), at)
+    if m is None:
+        return None
+    words = m.group("name").split()
+    while words and words[-1].lower() in _TITLE_HARDWARE_WORDS:
+        words.pop()
+    if not words or words[0] in _GENERIC_NAMES:
+        return None
+    text = " ".join(words)
+    return Name(None, text, m.start("name"), m.start("name") + len(text))
 
 
 def _baseline(part: Part, chips: list[Name], subject: Name, a: int, b: int, fig_end: int) -> Name | None:
@@ -180,7 +220,8 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
 
 _LAUNCH = re.compile(
     r"\b(?:launch(?:es|ed)?|unveil(?:s|ed)?|announc(?:es|ed)|introduc(?:es|ed)|debut(?:s|ed)|releas(?:es|ed)"
-    r"|ships|shipped|showcas(?:es|ed)|rolls out|rolled out|reveal(?:s|ed)|presents|presented|shows|showed)\b"
+    r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
+    r"|reveal(?:s|ed)|presents|presented|shows|showed)\b"
     r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)",
     re.IGNORECASE,
 )
@@ -200,6 +241,16 @@ _TITLE_HARDWARE_WORDS = frozenset(
     "inference accelerator accelerators chip chips gpu gpus tpu npu card cards processor processors "
     "rack racks "
     "server servers system systems platform superchip soc ai".split()
+)
+_LAUNCHED_NAME = re.compile(
+    r"\s*(?:(?:its|the|a|an|new|next-generation|latest)\s)*"
+    r"(?P<name>(?:[A-Z][\w-]*|\d{1,4})(?:\s(?:[A-Z][\w-]*|\d{1,4})){0,2})(?=\s*(?:,|\swith\b|\s[a-z]))"
+)
+# A claim right after a product's name makes it a product ("Unveils Raptor, Claims 2.1x", "with 2x the").
+_CLAIM_AFTER = re.compile(
+    r"\s*(?:,\s*(?:claims?|claiming|promis(?:es|ing)|says|touting)|\swith|\s(?:claims?|delivers?|offers?))"
+    r"\s(?:up to\s|the\s)?[\d.]+\s?(?:x|×|%|倍|times)",
+    re.IGNORECASE,
 )
 _TITLE_NAME = re.compile(r"(?P<name>[A-Z][\w-]*(?:\s(?:[A-Z][\w-]*|\d{1,4}))?)")
 
@@ -237,7 +288,8 @@ def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
         else:
             t_end = t.end()
         name = norm[t.start() : t_end]
-        if re.search(r"\d", name) or _HARDWARE_AFTER.match(norm[t_end:b]):
+        claimed = _CLAIM_AFTER.match(norm, t_end, b) is not None and name not in _GENERIC_NAMES
+        if re.search(r"\d", name) or _HARDWARE_AFTER.match(norm[t_end:b]) or claimed:
             return [Name(lexicon.lookup(name, "chip"), name, t.start(), t_end)]
     return []
 

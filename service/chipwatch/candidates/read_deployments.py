@@ -16,27 +16,36 @@ import re
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.figures import counts
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import name_before, place_in
+from chipwatch.candidates.names import back_reference, cn_place, name_after, name_before, place_in
 from chipwatch.candidates.textparts import Draft, Name, Part
 
 _VERBS = re.compile(
     r"(?P<op>\bbrings?\s(?:\S+\s){0,6}?online\b|\bbrought\s(?:\S+\s){0,6}?online\b|\bswitch(?:es|ed)? on\b"
     r"|\b(?:goes|go|went|is|are|now) live\b|\bcomes? online\b|\bcame online\b|\bopens\b|\bopened\b"
     r"|\bha(?:s|ve) deployed\b|\breceived\b|\btrained (?:entirely |exclusively )?on\b|\bruns on\b"
-    r"|\bis running\b|\breaches\b|\bfires up\b|\blights up\b|\bpowered up\b|\bturns on\b)"
+    r"|\bis running\b|\breaches\b|\bfires up\b|\blights up\b|\bpowered up\b|\bturns on\b"
+    # "now runs 200,000 GB200 GPUs", "350,000 are already running"
+    r"|\bnow runs\b|\bruns(?=\s(?:nearly |about |over |more than |some |roughly )?\d)"
+    r"|\b(?:is|are) (?:already |now )running\b"
+    # "completes 10,000-GPU B300 cluster": a cluster finished is one running
+    r"|\bcomplet(?:es|ed)\b(?=\s(?:its\s|a\s|the\s)?(?:[\w,.-]+\s){0,4}?(?:cluster|supercomputer|supercluster)\b))"
     r"|(?P<plan>\b(?:to|will|plans? to|set to|begins? to|starts? to)"
     r" (?:deploy|use|rent|build|host|install|buy)\b"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
+    # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
+    r"|\b(?:buys|bought|purchases|purchased|to purchase)\b(?=\s(?:nearly |about |over |more than |up to )?\d)"
+    r"|\bcommits? to\b(?=\s(?:about |over |more than |up to )?[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b)"
     r"|\bsigns?\b(?=[^.]{0,40}?\bdeal\b)|\borders?\b|\bordered\b|\bplans?\b(?=\s[\d.]+\s?(?:GW|MW|gigawatt|megawatt)))"
-    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|点亮|建成|开始运行)"
-    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用)"
+    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|投入运营|投产|正式运营|点亮|建成|开始运行)"
+    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用|规划)"
     r"|(?P<cnany>部署)",
     re.IGNORECASE,
 )
 _ON_CHIPS = re.compile(r"trained|runs on", re.IGNORECASE)
 _POWERED_BY = re.compile(r"powered (?:by|on|with)", re.IGNORECASE)
 _ONE_UNIT = re.compile(r"\b(?:a|an|one|first|1st)\s(?P<unit>gigawatt|megawatt)s?\b", re.IGNORECASE)
-_CN_LEAD = re.compile(r"(?:将|计划|拟|已|正在|预计|年底前|明年|今年|在[^，。]{1,8}?)+$")
+_CN_PREDICATE = re.compile(r"新增|规划|扩建|新建|总功率|总规模|\d")
+_CN_LEAD = re.compile(r"(?:将|计划|拟|已|已经|均已|正在|正式|全面|预计|年底前|明年|今年|在[^，。]{1,8}?)+$")
 
 
 def _power_mw(part: Part, a: int, b: int, pos: int) -> float | None:
@@ -60,7 +69,26 @@ def _nearest(names: list[Name], pos: int) -> Name | None:
 # Words that stand where an operator would but name none: a funding round ("raises $1bn Series B to build"),
 # a reference back to a subject named before ("该集群已投入运行": the cluster).
 _NOT_OPERATOR = re.compile(
-    r"^(?:Series [A-H]\d?\+?|Pre-IPO|IPO)$|^[该这此其本][\u3400-\u9fff]{0,4}$", re.IGNORECASE
+    r"^(?:Series [A-H]\d?\+?|Pre-IPO|IPO)$|^[该这此其本][\u3400-\u9fff]{0,4}$"
+    # a thing or a phase is no operator ("智算集群已正式投产", "首期将部署"): it adds to the item's deployment
+    r"|^(?:该|这|此|其|本)?(?:智算|算力|数据|超算|计算|AI)?(?:集群|中心|项目|工程|基地|园区|机房)$"
+    r"|^(?:一期|二期|三期|首期)$",
+    re.IGNORECASE,
+)
+
+
+# Words between a subject and its verb of deploying: "Humain agrees to buy", "X has agreed to deploy".
+_AUXILIARY = re.compile(
+    r"(?:\s(?:agrees|agreed|has agreed|have agreed|plans|planned|aims|hopes|expects|intends|is set|is poised"
+    r"|is preparing|is expected|moves|signed a deal|says it will|said it will|says it|said it))+$"
+)
+_SPEAKER = re.compile(r"\s*(?P<who>(?:[A-Za-z][\w.-]*\s){1,3}?)(?:says|said|confirms|confirmed)\s")
+_OWNER = re.compile(r"\s*(?P<who>[A-Z][\w.&-]*(?:\s[A-Z][\w.&-]*){0,2})(?:'s|\u2019s)\s")
+_NOT_OWNERS = re.compile(r"(?:The|This|That|It|Its|World|America|China|Europe|Japan|India|Korea)\b")
+
+
+_PHASE = re.compile(
+    r"^(?:首期|一期|二期|三期|后续|Phase \w+|The first phase|The second phase)$", re.IGNORECASE
 )
 
 
@@ -69,20 +97,56 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return None if name is not None and _NOT_OPERATOR.match(name.text) else name
 
 
+def _is_phase(part: Part, lo: int, verb: re.Match[str]) -> bool:
+    """Is the subject of ``verb`` a phase of a plan ("首期将部署")? It is the plan's operator's."""
+    name = _named_operator(part, lo, verb)
+    return name is not None and _PHASE.match(name.text) is not None
+
+
 def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     norm = part.norm
     if verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
+        # a Chinese clause's subject is after the clause's comma ("部署2万张昇腾910C，智算集群已投产")
+        comma = max(norm.rfind(",", lo, verb.start()), norm.rfind("，", lo, verb.start()))
+        lo = comma + 1 if comma >= 0 else lo
         lead = _CN_LEAD.search(norm, lo, verb.start())
         end = lead.start() if lead else verb.start()
+        # the subject ends where its predicate starts ("中国移动呼和浩特智算中心新增400兆瓦容量投入运营")
+        predicate = _CN_PREDICATE.search(norm, lo, end)
+        if predicate is not None and predicate.start() - lo >= 2:
+            end = predicate.start()
         vendors = [f for f in part.found_in(lo, end) if f.kind == "vendor"]
         if vendors:
             f = vendors[0]
             return Name(f.id, norm[f.start : f.end], f.start, f.end)
-        return name_before(part, lo, end)
+        name = name_before(part, lo, end)
+        if name is not None and name.id is None:
+            # "中国移动呼和浩特智算中心": the operator is named before the place of its site
+            place = cn_place(norm, name.start + 2, name.end)
+            if place is not None:
+                name = Name(None, norm[name.start : place.start()], name.start, place.start())
+        return name
     if _POWERED_BY.search(verb.group()):
         return None  # "Alice Recoque will be powered by ...": the machine, not who runs it
-    name = name_before(part, lo, verb.start())
-    if name is None:  # "OpenAI's Jalapeño chips go live": the owner named with a possessive
+    referred = back_reference(part, lo, verb.start())
+    if referred is not None:
+        return referred
+    before = _AUXILIARY.sub("", norm[lo : verb.start()].rstrip())
+    name = name_before(part, lo, lo + len(before))
+    speaker = _SPEAKER.match(norm, lo, verb.start())
+    if speaker is not None and (name is None or name.id is None):
+        # "xAI says Colossus 2 in Memphis now runs ...": the one who speaks of its own machine
+        known = [f for f in part.found_in(*speaker.span("who")) if f.kind == "vendor"]
+        if known:
+            f = known[0]
+            return Name(f.id, norm[f.start : f.end], f.start, f.end)
+    if name is None:  # "Meta's Prometheus supercluster comes online": the owner before a possessive
+        owner = _OWNER.match(norm, lo, verb.start())
+        if owner is not None and not _NOT_OWNERS.match(owner.group("who")):
+            s = owner.start("who")
+            known = [f for f in part.found if f.start == s and f.kind == "vendor"]
+            return Name(known[0].id if known else None, owner.group("who"), s, owner.end("who"))
+    if name is None:  # "the first of OpenAI's Jalapeño chips go live": the owner named with a possessive
         for f in part.found_in(lo, verb.start()):
             if f.kind == "vendor" and norm[f.end : f.end + 2] in ("'s", "\u2019s"):
                 return Name(f.id, norm[f.start : f.end], f.start, f.end)
@@ -123,11 +187,19 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
             if any(detail.get(k) is not None for k in ("chip_name", "units", "power_mw", "place")):
                 out.append(Draft("deployment", {**detail, "detail": True}, part.name, a, b, 0.0))
             continue
+        previous: Draft | None = None
         for i, verb in enumerate(verbs):
             lo = verbs[i - 1].end() if i else a
             hi = verbs[i + 1].start() if i + 1 < len(verbs) else b
             fields = _fields(part, lo, hi, verb.end(), lexicon)
             operator = _operator(part, lo, verb)
+            if operator is None and previous is not None and _is_phase(part, lo, verb):
+                # the phase's own clause holds its figures; the plan's operator and place are its own
+                comma = max(part.norm.rfind(",", lo, verb.start()), part.norm.rfind("，", lo, verb.start()))
+                lo = max(lo, comma + 1)
+                fields = _fields(part, lo, hi, verb.end(), lexicon)
+                operator = Name(previous.fact["operator_id"], previous.fact["operator_name"], lo, lo)
+                fields["place"] = fields.get("place") or previous.fact.get("place")
             if operator is not None:
                 fields["operator_id"], fields["operator_name"] = operator.id, operator.text
                 if fields.get("chip_name") == operator.text:
@@ -140,7 +212,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
                 continue
             start = operator.start
             end = max(verb.end(), _last_end(part, lo, hi))
-            out.append(Draft("deployment", fields, part.name, start, end, 0.7))
+            previous = Draft("deployment", fields, part.name, start, end, 0.7)
+            out.append(previous)
     return out
 
 
@@ -149,11 +222,41 @@ def _last_end(part: Part, lo: int, hi: int) -> int:
     return max(ends, default=lo)
 
 
+# "4,000 Rebellions ATOM-Max cards": the capitalised words between a count and its unit name the chip
+_COUNTED_NAME = re.compile(
+    r"(?P<name>(?:[A-Z][\w-]*\s){1,3})(?:cards?|chips?|GPUs?|accelerators?|NPUs?|TPUs?|LPUs?|processors?)\b"
+)
+_OPERATED_BY = re.compile(r"\b(?:is|are|will be) (?:operated|run|owned) by\s", re.IGNORECASE)
+
+
+def _operated_by(part: Part, a: int, b: int) -> Name | None:
+    """Who "is operated by" (run, owned) in ``norm[a:b]``, else None."""
+    m = _OPERATED_BY.search(part.norm, a, b)
+    if m is None:
+        return None
+    return name_after(part, m.end(), b, ("vendor",))
+
+
 def _fields(part: Part, lo: int, hi: int, pos: int, lexicon: Lexicon) -> dict:
     chips = chip_names(part, lo, hi, lexicon)
+    owner = _operated_by(part, lo, hi)
+    if owner is not None:  # "operated by G42": a company, whatever its name looks like
+        chips = [c for c in chips if not (owner.start <= c.start < owner.end)]
     chip = _nearest(chips, pos)
     units = counts(part, lo, hi)
     unit = next((u for u in units if u[1] >= pos), units[0] if units else None)
+    if chip is None and unit is not None:
+        named = _COUNTED_NAME.match(part.norm, unit[2], hi)
+        if named:
+            s, e = named.span("name")
+            words = [
+                w for w in part.norm[s:e].split()
+                if not any(f.kind == "vendor" and part.norm[f.start : f.end] == w for f in part.found)
+            ]
+            if words and len(words[-1]) >= 3:
+                text = " ".join(words)
+                start = s + part.norm[s:e].find(words[0])
+                chip = Name(lexicon.lookup(text, "chip"), text, start, start + len(text))
     return {
         "operator_id": None,
         "operator_name": None,
@@ -163,6 +266,7 @@ def _fields(part: Part, lo: int, hi: int, pos: int, lexicon: Lexicon) -> dict:
         "power_mw": _power_mw(part, lo, hi, pos),
         "status": None,
         "place": place_in(part, lo, hi),
+        **({"operated_by": owner} if owner is not None else {}),
     }
 
 
@@ -181,6 +285,10 @@ def complete(drafts: list[Draft]) -> list[Draft]:
         details = [d for d in details if d not in facts]
     if facts:
         head = facts[0]
+        owners = [d.fact["operated_by"] for d in drafts if d.fact.get("operated_by") is not None]
+        if owners and head.fact.get("operator_id") is None:
+            # "Stargate UAE's first 200 MW goes live" + "The cluster is operated by G42": G42 runs it
+            head.fact["operator_id"], head.fact["operator_name"] = owners[0].id, owners[0].text
         if head.fact.pop("status_weak", False):
             stated = [d.fact["status"] for d in details if d.fact.get("status")]
             if stated:
@@ -192,6 +300,8 @@ def complete(drafts: list[Draft]) -> list[Draft]:
                         continue
                     head.fact[key] = d.fact[key]
     kept = []
+    for d in drafts:
+        d.fact.pop("operated_by", None)
     for d in facts:
         f = d.fact
         f.pop("detail", None)
