@@ -348,3 +348,119 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
     )
     launches = [(f["vendor_id"], f["chip_name"]) for k, f in read if k == "launch"]
     assert launches == [("groq", "LPX9")]
+
+
+@pytest.mark.parametrize(
+    ("title", "summary", "expected"),
+    [
+        # buying a count of chips is a planned deployment; its subject stands before "agrees to"
+        ("Lumen Compute agrees to buy 50,000 GB300 GPUs", "",
+         {"operator_name": "Lumen Compute", "chip_id": "gb300", "units": 50000, "status": "planned"}),
+        # committing to power is a plan; a possessive owner runs what comes online
+        ("OpenAI commits to 2 GW of capacity running GB300 systems", "",
+         {"operator_id": "openai", "power_mw": 2000.0, "status": "planned"}),
+        ("Vantor's Blue Ridge campus comes online at 300 MW", "",
+         {"operator_name": "Vantor", "power_mw": 300.0, "status": "operational"}),
+        # a speaker of its own machine; a cluster completed; a count written "N-GPU"
+        ("Groq says its Helsinki facility now runs 40,000 LPUs", "",
+         {"operator_id": "groq", "units": 40000, "status": "operational"}),
+        ("Kestrel Cloud completes 8,000-GPU GB300 cluster", "",
+         {"operator_name": "Kestrel Cloud", "units": 8000, "chip_id": "gb300", "status": "operational"}),
+        # "the company" of the summary is the title's; a site's name before "data center"
+        ("Lumen Compute raises $300 million Series B",
+         "The Oslo-based company said it will deploy 12,000 GB300 GPUs at its Fjordvik data center.",
+         {"operator_name": "Lumen Compute", "units": 12000, "place": "Fjordvik", "status": "planned"}),
+        # "operated by" names the operator; a chip named between a count and its unit
+        ("Project Aurora's first 100 MW goes live in Dubai",
+         "The cluster is operated by Zenith Compute and runs GB300 systems.",
+         {"operator_name": "Zenith Compute", "chip_id": "gb300", "power_mw": 100.0, "place": "Dubai"}),
+        ("Kestrel Cloud to install 3,000 Helix-Pro cards", "",
+         {"operator_name": "Kestrel Cloud", "chip_name": "Helix-Pro", "units": 3000}),
+        # Chinese: 投产 is operational (a cluster is no operator), a place read whole, the subject before its
+        # predicate and before the place of its site, a phase keeps the plan's operator
+        ("星河云在内蒙古和林格尔部署1万张曦望S3，算力集群已全面投产", "",
+         {"operator_name": "星河云", "chip_id": "xiwang-s3", "place": "内蒙古和林格尔",
+          "status": "operational"}),
+        ("星河云呼和浩特智算中心新增200兆瓦容量投入运营", "",
+         {"operator_name": "星河云", "power_mw": 200.0, "place": "呼和浩特", "status": "operational"}),
+    ],
+)
+def test_deployment_rules_read_the_right_fields(title, summary, expected):
+    found = [fact for k, fact in facts(title, summary) if k == "deployment"]
+    assert found, facts(title, summary)
+    assert {key: found[0].get(key) for key in expected} == expected
+
+
+def test_a_phase_is_its_plans_deployment_with_its_own_figures():
+    title = "星河云贵安智算中心规划总功率2吉瓦，首期将部署5万张曦望S3"
+    read = [f for k, f in facts(title) if k == "deployment"]
+    assert [(f["operator_name"], f["power_mw"], f["units"], f["place"]) for f in read] == [
+        ("星河云", 2000.0, None, "贵安"),
+        ("星河云", None, 50000, "贵安"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("title", "summary"),
+    [
+        # a ratio after "runs" and shares bought are no chips deployed
+        ("OpenAI's model runs 3x faster on GB300", ""),
+        ("Apple buys 5 percent of Groq", ""),
+        # 规划 without power or cards is a plan of products, not of compute
+        ("苹果规划明年推出M7芯片", ""),
+    ],
+)
+def test_no_deployment_from_words_that_only_look_like_one(title, summary):
+    assert [f for k, f in facts(title, summary) if k == "deployment"] == []
+
+
+@pytest.mark.parametrize(
+    ("title", "summary", "kind", "expected"),
+    [
+        # who reported: tests named after their maker, an analyst's note, 数据来自
+        ("Xiwang S3 serves GPT-OSS 120B at 900 tokens/s per user in Artificial Insight tests", "",
+         "benchmark", {"chip_id": "xiwang-s3", "value": 900.0, "reported_by_name": "Artificial Insight"}),
+        ("ChipLens note: Jalapeño delivers 30% lower cost per token than GB300", "",
+         "benchmark", {"chip_id": "jalapeno", "baseline_id": "gb300", "reported_by_name": "ChipLens"}),
+        ("苹果推出M7，推理吞吐是M6的3倍", "数据来自苹果内部测试。",
+         "benchmark", {"value": 3.0, "baseline_id": "apple-m6", "reported_by_id": "apple"}),
+        ("芯源科技发布星河900，称能效为GB300的2倍", "",
+         "benchmark", {"chip_name": "星河900", "baseline_id": "gb300", "reported_by_name": "芯源科技"}),
+        # a product name of two words or an acronym, new to the knowledge base
+        ("Lumen says Vega Duo delivers 2.5x the tokens per watt of GB300", "",
+         "benchmark", {"chip_name": "Vega Duo", "baseline_id": "gb300", "reported_by_name": "Lumen"}),
+        ("Groq says ORCA runs GPT-OSS 120B 1.8x faster than GB300", "",
+         "benchmark", {"chip_name": "ORCA", "value": 1.8, "reported_by_id": "groq"}),
+        # a launch and its claim in one sentence: both facts, the baseline after a generation word
+        ("Groq Unveils Falcon, Claims 3x Faster Inference Than GB300", "",
+         "benchmark", {"chip_name": "Falcon", "baseline_id": "gb300", "reported_by_id": "groq"}),
+        ("Groq Unveils Falcon, Claims 3x Faster Inference Than GB300", "",
+         "launch", {"vendor_id": "groq", "chip_name": "Falcon"}),
+        ("Xiwang launches Atlas Max with 2x the performance per watt of second-generation Atlas", "",
+         "benchmark", {"chip_name": "Atlas Max", "baseline_name": "Atlas", "metric": "throughput_per_power"}),
+        ("Groq begins shipping Falcon racks to customers", "",
+         "launch", {"vendor_id": "groq", "chip_name": "Falcon"}),
+        # a rate per second in Chinese order
+        ("曦望发布S5芯片，单用户输出速度达每秒650个token", "",
+         "benchmark", {"chip_name": "S5", "value": 650.0, "unit": "tok/s", "metric": "speed"}),
+    ],
+)
+def test_benchmark_and_launch_rules_read_the_right_fields(title, summary, kind, expected):
+    found = [fact for k, fact in facts(title, summary) if k == kind]
+    assert found, facts(title, summary)
+    assert {key: found[0].get(key) for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        # a generic unit is no product name on its own
+        "Groq says the NPU delivers 3x the throughput of GB300",
+        # a launch without a claim after it names no product unless it looks like one
+        "Groq unveils Falcon to customers",
+    ],
+)
+def test_no_product_from_a_generic_word(title):
+    read = facts(title)
+    assert [f for k, f in read if k == "benchmark" and f["chip_name"] in ("NPU", "the NPU")] == []
+    assert [f for k, f in read if k == "launch" and f["chip_name"] == "Falcon"] == []

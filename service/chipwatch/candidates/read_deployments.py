@@ -19,13 +19,18 @@ from chipwatch.candidates.lexicon import Lexicon
 from chipwatch.candidates.names import back_reference, cn_place, name_after, name_before, place_in
 from chipwatch.candidates.textparts import Draft, Name, Part
 
+# A count of chips after a verb: "runs 200,000 GB200 GPUs", "buys 4,200 Nvidia B300 GPUs" (not "runs 2x").
+_COUNTED = (
+    r"[\d,.]*(?:\s(?:thousand|million))?\s(?:[\w-]+\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?"
+    r"|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
+)
 _VERBS = re.compile(
     r"(?P<op>\bbrings?\s(?:\S+\s){0,6}?online\b|\bbrought\s(?:\S+\s){0,6}?online\b|\bswitch(?:es|ed)? on\b"
     r"|\b(?:goes|go|went|is|are|now) live\b|\bcomes? online\b|\bcame online\b|\bopens\b|\bopened\b"
     r"|\bha(?:s|ve) deployed\b|\breceived\b|\btrained (?:entirely |exclusively )?on\b|\bruns on\b"
     r"|\bis running\b|\breaches\b|\bfires up\b|\blights up\b|\bpowered up\b|\bturns on\b"
     # "now runs 200,000 GB200 GPUs", "350,000 are already running"
-    r"|\bnow runs\b|\bruns(?=\s(?:nearly |about |over |more than |some |roughly )?\d)"
+    r"|\bnow runs\b|\bruns(?=\s(?:nearly |about |over |more than |some |roughly )?\d" + _COUNTED + ")"
     r"|\b(?:is|are) (?:already |now )running\b"
     # "completes 10,000-GPU B300 cluster": a cluster finished is one running
     r"|\bcomplet(?:es|ed)\b(?=\s(?:its\s|a\s|the\s)?(?:[\w,.-]+\s){0,4}?(?:cluster|supercomputer|supercluster)\b))"
@@ -33,11 +38,14 @@ _VERBS = re.compile(
     r" (?:deploy|use|rent|build|host|install|buy)\b"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
-    r"|\b(?:buys|bought|purchases|purchased|to purchase)\b(?=\s(?:nearly |about |over |more than |up to )?\d)"
+    r"|\b(?:buys|bought|purchases|purchased|to purchase)\b"
+    r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
     r"|\bcommits? to\b(?=\s(?:about |over |more than |up to )?[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b)"
     r"|\bsigns?\b(?=[^.]{0,40}?\bdeal\b)|\borders?\b|\bordered\b|\bplans?\b(?=\s[\d.]+\s?(?:GW|MW|gigawatt|megawatt)))"
     r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|投入运营|投产|正式运营|点亮|建成|开始运行)"
-    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用|规划)"
+    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用"
+    # 规划 plans compute only when power, capacity or cards follow ("规划总功率1.5吉瓦")
+    r"|规划(?=[^，。]{0,8}?(?:功率|算力|容量|吉瓦|兆瓦|GW|MW|万?张|万?卡)))"
     r"|(?P<cnany>部署)",
     re.IGNORECASE,
 )
@@ -134,7 +142,7 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     before = _AUXILIARY.sub("", norm[lo : verb.start()].rstrip())
     name = name_before(part, lo, lo + len(before))
     speaker = _SPEAKER.match(norm, lo, verb.start())
-    if speaker is not None and (name is None or name.id is None):
+    if speaker is not None and (name is None or (name.id is None and verb.group("op"))):
         # "xAI says Colossus 2 in Memphis now runs ...": the one who speaks of its own machine
         known = [f for f in part.found_in(*speaker.span("who")) if f.kind == "vendor"]
         if known:
