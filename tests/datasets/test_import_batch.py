@@ -161,3 +161,27 @@ def test_the_cli_imports_a_directory(chips):
     assert len(facts_by_key("results", "benchmark-serving")) == 8
     whole = runner.invoke(app, ["import", "epoch-ml-hardware", directory], terminal_width=200)
     assert whole.exit_code == 2 and "one at a time" in whole.output
+
+
+def test_the_api_imports_several_uploaded_files_as_one(client, admin_headers):
+    client.post(  # the chips the runs name
+        "/v1/imports",
+        data={"kind": "epoch-ml-hardware"},
+        files={"file": ("ml_hardware.csv", (corpus_dir() / EPOCH_NEW).read_bytes(), "text/csv")},
+        headers=admin_headers,
+    )
+    paths = sorted((corpus_dir() / SERVING_DIR).glob("*.json"))[:3]
+    uploads = [("files", (path.name, path.read_bytes(), "application/json")) for path in paths]
+    form = {"kind": "benchmark-serving", "hardware": "B200"}
+    r = client.post("/v1/imports", data=form, files=uploads, headers=admin_headers)
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert (body["rows_read"], body["inserted"], body["report"]["files"]) == (3, 3, 3)
+    results = facts_by_key("results", "benchmark-serving")
+    for path in paths:
+        run = results[f"B200/MiniMaxAI/MiniMax-M2.5/{path.name}"]
+        assert run["value"] == pytest.approx(json.loads(path.read_bytes())["output_throughput"])
+    whole = client.post(
+        "/v1/imports", data={"kind": "epoch-funding-rounds"}, files=uploads[:2], headers=admin_headers
+    )
+    assert whole.status_code == 422 and "one at a time" in whole.json()["detail"]

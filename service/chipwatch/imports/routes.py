@@ -21,6 +21,7 @@ from chipwatch.imports.schemas import (
     ImportPublic,
     UnresolvedName,
 )
+from chipwatch.imports.service import ImportFile
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, database_problem, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
@@ -81,6 +82,11 @@ async def create_import(
     response: Response,
     kind: str = Form(..., max_length=32, description="dataset kind, e.g. epoch-ml-hardware"),
     file: UploadFile | None = File(None, description="the dataset file (or give url)"),
+    files: list[UploadFile] | None = File(
+        None,
+        description="several files of a one-row kind (mlperf-system, mlperf-log-summary, benchmark-serving)"
+        " imported as one: one transaction, one version; each named by its file name",
+    ),
     url: str | None = Form(None, max_length=2000, description="http(s) URL to fetch (or upload file)"),
     hardware: str | None = Form(
         None, max_length=200, description="benchmark_serving: the hardware it ran on"
@@ -94,13 +100,20 @@ async def create_import(
     strict: bool = Query(False, description="refuse the whole file when any row is bad"),
 ):
     """Import a dataset file (admin): uploaded as ``file`` or fetched from ``url`` through the guarded
-    fetcher (SSRF guard, ``fetch_max_bytes``, ``fetch_timeout_s``). One transaction: it lands whole or
-    not at all. Answers the import's report (201; 200 for ``dry_run``). A file of the wrong kind, with
-    no rows, or (``strict``) with bad rows is refused with a 422 problem naming the missing columns or
-    the bad rows (``missing``, ``skipped``); the refusal is listed in ``GET /v1/imports``."""
+    fetcher (SSRF guard, ``fetch_max_bytes``, ``fetch_timeout_s``); or, for a one-row kind, several
+    uploaded ``files`` as one import (their sizes together within the upload cap; errors reported by file
+    name). One transaction: it lands whole or not at all. Answers the import's report (201; 200 for
+    ``dry_run``). A file of the wrong kind, with no rows, or (``strict``) with bad rows is refused with
+    a 422 problem naming the missing columns or the bad rows (``missing``, ``skipped``); the refusal is
+    listed in ``GET /v1/imports``."""
     settings = get_settings()
     data = await _read_upload(file, settings.fetch_max_bytes) if file is not None else None
     name = file_name or (file.filename if file is not None else None)
+    batch: list[ImportFile] = []
+    for n, upload in enumerate(files or [], start=1):
+        # The body cap bounds the batch as a whole; each file is read under the same cap as one file.
+        body = await _read_upload(upload, settings.fetch_max_bytes)
+        batch.append(ImportFile(upload.filename or f"file-{n}", body))
     options = {"hardware": hardware, "accelerator_count": accelerator_count}
     try:
         outcome = await runner.submit(
@@ -113,6 +126,7 @@ async def create_import(
             strict=strict,
             dry_run=dry_run,
             settings=settings,
+            files=tuple(batch),
         )
     except runner.FetchFailed as exc:
         raise invalid("url", f"could not fetch: {exc}") from exc

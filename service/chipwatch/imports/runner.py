@@ -155,14 +155,20 @@ async def submit(
     dry_run: bool = False,
     actor: str = "admin",
     settings: Settings | None = None,
+    files: tuple[ImportFile, ...] = (),
 ) -> ImportOutcome:
-    """An import of uploaded ``data`` or of the file at ``url`` (exactly one of them), run as
-    :func:`execute_import` in a worker thread. Raises ValueError when both or neither are given, and
-    :class:`FetchFailed` when the URL cannot be fetched."""
-    if data is None and url is None:
+    """An import of uploaded ``data``, of the file at ``url``, or of several uploaded ``files`` of a
+    one-row kind as one import (exactly one of them), run as :func:`execute_import` in a worker thread.
+    Raises ValueError when none or more than one is given, and :class:`FetchFailed` when the URL cannot
+    be fetched."""
+    offered = (("file", data), ("url", url), ("files", files or None))
+    given = [name for name, value in offered if value is not None]
+    if not given:
         raise ValueError("give a file to upload or a url to fetch")
-    if data is not None and url is not None:
+    if given == ["file", "url"]:
         raise ValueError("give either a file or a url, not both")
+    if len(given) > 1:
+        raise ValueError(f"give one of a file, several files or a url, not {' and '.join(given)}")
     final_url = None
     if url is not None:
         data, final_url = await fetch_dataset(url, settings=settings)
@@ -175,6 +181,7 @@ async def submit(
         options={k: v for k, v in options.items() if v is not None},
         strict=strict,
         actor=actor,
+        files=files,
     )
     return await asyncio.to_thread(execute_import, request, dry_run=dry_run, settings=settings)
 
