@@ -320,6 +320,16 @@ def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
         ("Apple raises $2 billion in bonds for AI servers",
          "The Cupertino company also agreed to acquire Tensorwise, a compiler start-up.",
          "acquisition", {"acquirer_id": "apple", "vendor_name": "Tensorwise"}),
+        # passive deals: the buyer after "by", before 收购 after 被
+        ("Lumora acquired by Groq for $300 million", "",
+         "acquisition", {"acquirer_id": "groq", "vendor_name": "Lumora", "amount": 3e8}),
+        ("星瀚智芯被苹果全资收购", "", "acquisition", {"acquirer_id": "apple", "vendor_name": "星瀚智芯"}),
+        # other dollars and the won sign; "X-based" describes, it does not name
+        ("Singapore-based Kestrel Silicon raises S$45 million", "",
+         "funding", {"vendor_name": "Kestrel Silicon", "amount": 45e6, "currency": "SGD"}),
+        ("Hsinchu's Nuvi Chips raises NT$900 million", "",
+         "funding", {"vendor_name": "Nuvi Chips", "amount": 9e8, "currency": "TWD"}),
+        ("Nuri Silicon raises ₩30 billion", "", "funding", {"amount": 3e10, "currency": "KRW"}),
     ],
 )
 def test_rules_that_generalise_read_the_right_fields(title, summary, kind, expected):

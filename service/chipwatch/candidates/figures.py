@@ -58,14 +58,17 @@ def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
 
 
 _OTHER_MONEY = re.compile(
-    rf"(?P<sym>€|£|HK\$|EUR\s?|GBP\s?|HKD\s?|JPY\s?|KRW\s?)(?P<num>{DIGITS})\s*"
+    rf"(?P<sym>€|£|₩|HK\$|S\$|A\$|C\$|NT\$|EUR\s?|GBP\s?|HKD\s?|JPY\s?|KRW\s?|SGD\s?|CHF\s?|CAD\s?"
+    rf"|AUD\s?|TWD\s?)(?P<num>{DIGITS})\s*"
     rf"(?P<mult>trillion|billion|million|bn|tn|m|b)?\b"
     # "170 billion won", "19 billion yen": the currency written after its figure
     rf"|(?<![\w.,])(?P<wnum>{DIGITS})\s*(?P<wmult>trillion|billion|million)?\s+(?P<wsym>won|yen)\b"
     rf"|(?P<cnum>{DIGITS}|{CHINESE})(?P<cmult>万亿|亿|万)?(?P<csym>港元|港币|欧元|英镑|日元|韩元)"
 )
 _OTHER_CURRENCY = {"€": "EUR", "EUR": "EUR", "£": "GBP", "GBP": "GBP", "HK$": "HKD", "HKD": "HKD",
-                   "JPY": "JPY", "KRW": "KRW", "won": "KRW", "yen": "JPY",
+                   "JPY": "JPY", "KRW": "KRW", "won": "KRW", "yen": "JPY", "₩": "KRW", "S$": "SGD",
+                   "SGD": "SGD", "A$": "AUD", "AUD": "AUD", "C$": "CAD", "CAD": "CAD", "NT$": "TWD",
+                   "TWD": "TWD", "CHF": "CHF",
                    "港元": "HKD", "港币": "HKD", "欧元": "EUR", "英镑": "GBP", "日元": "JPY", "韩元": "KRW"}
 _MONEY_MULT = {
     "trillion": 1e12, "tn": 1e12, "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "m": 1e6,
@@ -110,6 +113,8 @@ def money(part: Part, a: int, b: int) -> list[Money]:
     for q in part.quantities_in(a, b):
         if q.unit not in ("USD", "CNY"):
             continue
+        if q.raw.lstrip().startswith("$") and part.norm[max(0, q.span[0] - 1) : q.span[0]].isalpha():
+            continue  # "S$", "NT$", "HK$": another dollar, read below
         currency = q.unit
         if q.raw.lstrip().startswith("¥") and not re.search(r"元|yuan|RMB|CNY", q.raw, re.IGNORECASE):
             currency = part.yen

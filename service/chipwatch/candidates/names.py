@@ -1,7 +1,9 @@
 """Names news writes around a verb (pure): the company before "raises", the target after "acquires",
 the place of a deployment, who made a claim. English names are runs of capitalised words without the
-descriptors around them ("AI chip start-up Etched"); Chinese names are the run of characters before the
-verb without the descriptor ending in 公司, 企业... Known entities (the lexicon) win over read names.
+descriptors around them ("AI chip start-up Etched", "Korean NPU designer Mobilint"); Chinese names are
+the run of characters before the verb without the descriptor ending in 公司, 企业... Known entities (the
+lexicon) win over read names; news outlets (36氪, Reuters) are never names, and "the company" of a
+summary is the company its title is about.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ def _is_name_token(token: str) -> bool:
 
 
 def _strip_descriptors(tokens: list[str]) -> list[str]:
-    while tokens and tokens[0].strip("\"'\u201c\u201d").lower() in DESCRIPTORS:
+    while tokens and (
+        tokens[0].strip("\"'\u201c\u201d").lower() in DESCRIPTORS
+        or tokens[0].lower().endswith(("-based", "-headquartered"))  # "Seoul-based DeepX"
+    ):
         tokens = tokens[1:]
     return tokens
 

@@ -2,9 +2,11 @@
 
 A deployment is an organisation running, bringing online, buying or planning to run AI chips or AI
 compute. Each verb of deploying ("to deploy", "brings ... online", "switches on", "has deployed",
-"received", "trained on", 部署, 上线, 点亮, 采购, 使用) opens a window up to the next one; inside it the
-operator is the name before the verb, and the chip, the count of units, the power (MW, GW) and the place
-are read. The verb decides the status: ``operational`` for what runs now, ``planned`` for what will.
+"received", "trained on", "now runs N GPUs", "buys N GPUs", "commits to 1 GW", 部署, 上线, 投产, 点亮, 采购,
+使用) opens a window up to the next one; inside it the operator is the name before the verb (or the owner
+before a possessive, the title's company a summary refers back to, "operated by X"), and the chip, the
+count of units, the power (MW, GW) and the place are read. The verb decides the status: ``operational``
+for what runs now, ``planned`` for what will.
 A sentence without a verb of its own (or without an operator) adds what it names (chip, count, power,
 place) to the item's deployment; a fact needs (an operator or a place) and (a chip, a count or a power).
 """

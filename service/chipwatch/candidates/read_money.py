@@ -308,7 +308,7 @@ def read_acquisitions(part: Part, lexicon: Lexicon) -> list[Draft]:
     for a, b in part.sentences_of("acquisition"):
         if _NOT_DEAL.search(part.norm[a:b]):
             continue
-        draft = _english_deal(part, a, b) or _chinese_deal(part, a, b)
+        draft = _passive_deal(part, a, b) or _english_deal(part, a, b) or _chinese_deal(part, a, b)
         if draft is not None:
             out.append(draft)
     return out
@@ -325,6 +325,36 @@ def _deal(part: Part, buyer: Name, target: Name, a: int, b: int, start: int, end
         "currency": sums[0].currency if sums else None,
     }
     return Draft("acquisition", fact, part.name, start, end, 0.75)
+
+
+# "Rivos acquired by Meta", "Graphcore to be bought by SoftBank", "Graphcore被软银集团收购"
+_PASSIVE = re.compile(
+    r"\b(?:is\s|was\s|has been\s|to be\s|will be\s|agrees to be\s)?(?:acquired|bought|purchased|taken over)"
+    r"\sby\s"
+)
+_CN_PASSIVE = re.compile(r"被(?=[^，。]{2,16}?(?:全资)?(?:收购|并购))")
+
+
+def _passive_deal(part: Part, a: int, b: int) -> Draft | None:
+    norm = part.norm
+    m = _PASSIVE.search(norm, a, b)
+    if m is not None:
+        target = name_before(part, a, m.start())
+        buyer = name_after(part, m.end(), b)
+        if target is not None and buyer is not None and target.text != buyer.text:
+            return _deal(part, buyer, target, a, b, target.start, buyer.end)
+        return None
+    m = _CN_PASSIVE.search(norm, a, b)
+    if m is not None:
+        verb = _CN_ACQUIRE.search(norm, m.end(), b)
+        target = name_before(part, a, m.start())
+        if verb is None or target is None:
+            return None
+        end = verb.start() - (2 if norm[verb.start() - 2 : verb.start()] == "全资" else 0)
+        buyer = name_before(part, m.end(), end)
+        if buyer is not None and buyer.text != target.text:
+            return _deal(part, buyer, target, a, b, target.start, verb.end())
+    return None
 
 
 def _english_deal(part: Part, a: int, b: int) -> Draft | None:
