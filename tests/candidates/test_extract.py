@@ -393,6 +393,11 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
           "status": "operational"}),
         ("星河云呼和浩特智算中心新增200兆瓦容量投入运营", "",
          {"operator_name": "星河云", "power_mw": 200.0, "place": "呼和浩特", "status": "operational"}),
+        # a plural designation counts its units; "-backed" describes, it does not name
+        ("Kestrel Cloud goes live with 6,000 Z900s in Reno", "",
+         {"operator_name": "Kestrel Cloud", "chip_name": "Z900", "units": 6000, "place": "Reno"}),
+        ("Groq-backed Kestrel Cloud to deploy 4,000 GB300 GPUs", "",
+         {"operator_name": "Kestrel Cloud", "units": 4000}),
     ],
 )
 def test_deployment_rules_read_the_right_fields(title, summary, expected):
@@ -453,6 +458,11 @@ def test_no_deployment_from_words_that_only_look_like_one(title, summary):
         # a rate per second in Chinese order
         ("曦望发布S5芯片，单用户输出速度达每秒650个token", "",
          "benchmark", {"chip_name": "S5", "value": 650.0, "unit": "tok/s", "metric": "speed"}),
+        # ", per X" names who measured; "takes the wraps off" launches
+        ("Xiwang S3 hits 700 tokens per second per user, per Token Bench", "",
+         "benchmark", {"chip_id": "xiwang-s3", "reported_by_name": "Token Bench"}),
+        ("Groq takes the wraps off LPX9 inference card", "",
+         "launch", {"vendor_id": "groq", "chip_name": "LPX9"}),
     ],
 )
 def test_benchmark_and_launch_rules_read_the_right_fields(title, summary, kind, expected):

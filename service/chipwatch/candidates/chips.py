@@ -83,6 +83,8 @@ def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
     def add(s: int, e: int, name: str) -> None:
         if any(s < te and ts < e for ts, te in taken):
             return
+        if re.search(r"\ds$", name):  # "B200s": the plural of a designation
+            name, e = name[:-1], e - 1
         out.append(Name(lexicon.lookup(name, "chip"), name, s, e))
         taken.append((s, e))
 

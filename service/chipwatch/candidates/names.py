@@ -40,7 +40,8 @@ def _is_name_token(token: str) -> bool:
 def _strip_descriptors(tokens: list[str]) -> list[str]:
     while tokens and (
         tokens[0].strip("\"'\u201c\u201d").lower() in DESCRIPTORS
-        or tokens[0].lower().endswith(("-based", "-headquartered"))  # "Seoul-based DeepX"
+        # "Seoul-based DeepX", "Nvidia-backed Nscale", "SoftBank-owned Graphcore"
+        or tokens[0].lower().endswith(("-based", "-headquartered", "-backed", "-owned", "-funded"))
     ):
         tokens = tokens[1:]
     return tokens
@@ -422,6 +423,8 @@ _REPORTER_AFTER = re.compile(
     rf",\s*(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b|\baccording to\s(?P<who2>(?:[A-Z][\w-]*\s?){{1,3}})"
     rf"|\b(?:measured|verified|tested|benchmarked|confirmed|reproduced)\b(?:[^.]|\.(?=\d)){{0,40}}?\bby\s"
     rf"(?P<who4>(?:[A-Z][\w-]*\s?){{1,3}})"
+    # ", per Artificial Analysis"
+    rf"|,\s*per\s(?P<who6>[A-Z][a-z][\w-]*(?:\s[A-Z][\w-]*){{0,2}})"
     # "in Artificial Analysis tests", "on SemiAnalysis's InferenceX runs": whose measurements they are
     rf"|\b(?:in|on|by)\s(?P<who5>(?:[A-Z][\w-]*\s){{1,3}}?)(?:'s\s)?(?:tests?|testing|benchmarks?|measurements?"
     rf"|runs|data|results|leaderboard)\b"
@@ -480,7 +483,9 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
         m = pattern.search(norm, a, b)
         if m is None:
             continue
-        group = next(g for g in ("who", "who2", "who3", "who4", "who5") if g in m.groupdict() and m.group(g))
+        group = next(
+            g for g in ("who", "who2", "who3", "who4", "who5", "who6") if g in m.groupdict() and m.group(g)
+        )
         s, e = m.span(group)
         text = norm[s:e].strip()
         hits = [f for f in part.found if s <= f.start and f.end <= e + 1]

@@ -221,6 +221,7 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
 _LAUNCH = re.compile(
     r"\b(?:launch(?:es|ed)?|unveil(?:s|ed)?|announc(?:es|ed)|introduc(?:es|ed)|debut(?:s|ed)|releas(?:es|ed)"
     r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
+    r"|takes (?:the )?wraps off|pulls (?:the )?wraps off"
     r"|reveal(?:s|ed)|presents|presented|shows|showed)\b"
     r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)",
     re.IGNORECASE,
