@@ -134,7 +134,7 @@ def test_chip_pages_list_every_matching_result_once_in_id_order(many_results):
     got, cursor = [], None
     while True:
         page = _page(many_results, cursor=cursor, chip="gb300", baseline="gb200")
-        got += [r.id for r in page["items"]]
+        got += [r["id"] for r in page["items"]]
         if (cursor := page["next_cursor"]) is None:
             break
     with session_scope(many_results, write=False) as session:

@@ -57,7 +57,7 @@ def _deep_cursor(settings, pages: int = 10, **kw) -> str:
     """The cursor after ``pages`` pages of 50 down the list."""
     cursor = None
     for _ in range(pages):
-        cursor = _page(settings, limit=50, cursor=cursor, **kw).next_cursor
+        cursor = _page(settings, limit=50, cursor=cursor, **kw)["next_cursor"]
     assert cursor is not None
     return cursor
 
@@ -114,9 +114,9 @@ def test_mention_pages_are_the_mentioning_items_newest_first(many_items):
     got, cursor = [], None
     while True:
         page = _page(many_items, mentions=COMMON, limit=200, cursor=cursor)
-        got += [i.id for i in page.items]
-        assert all(COMMON in [m.entity_id for m in i.mentions] for i in page.items)
-        cursor = page.next_cursor
+        got += [i["id"] for i in page["items"]]
+        assert all(COMMON in [m["entity_id"] for m in i["mentions"]] for i in page["items"])
+        cursor = page["next_cursor"]
         if cursor is None:
             break
     assert len(expected) == N_ITEMS // 2
@@ -131,5 +131,5 @@ def test_a_mention_follows_its_item_when_the_publication_date_changes(many_items
         ).first()
         oldest.published_at = T0 + timedelta(days=365)
         target = oldest.id
-    first = _page(many_items, mentions=RARE, limit=1).items
-    assert [i.id for i in first] == [target]
+    first = _page(many_items, mentions=RARE, limit=1)["items"]
+    assert [i["id"] for i in first] == [target]

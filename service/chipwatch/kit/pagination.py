@@ -20,6 +20,7 @@ from sqlalchemy.sql import Select
 from sqlmodel import Session
 
 from chipwatch.kit.errors import invalid
+from chipwatch.kit.rows import column_rows
 
 T = TypeVar("T")
 MAX_LIMIT = 500
@@ -134,7 +135,8 @@ def keyset_page(
 
     Returns ``(rows, next_cursor)``: at most ``limit`` rows and the cursor of the next page, or None
     on the last page. ``stmt`` selects one entity (rows are its objects) or several columns/entities
-    (rows are :class:`~sqlalchemy.Row`); ``row_key`` reads a row's key values when they are not
+    (rows are :class:`~sqlalchemy.Row`; columns alone are read as Core through
+    :func:`chipwatch.kit.rows.column_rows`); ``row_key`` reads a row's key values when they are not
     attributes named like the key columns. ``descending`` orders every key column from high to low.
     Raises a 422 :class:`~chipwatch.kit.errors.ApiError` naming ``cursor`` when it is malformed.
     """
@@ -142,10 +144,13 @@ def keyset_page(
     if after is not None:
         stmt = stmt.where(_after(keys, after, descending))
     stmt = stmt.order_by(*(k.desc() if descending else k.asc() for k in keys)).limit(limit + 1)
-    if len(stmt.column_descriptions) == 1:
+    descriptions = stmt.column_descriptions
+    if len(descriptions) == 1:
         rows = list(session.scalars(stmt))
-    else:
+    elif any(isinstance(d["type"], type) for d in descriptions):  # an entity among the columns
         rows = list(session.execute(stmt).all())
+    else:
+        rows = list(column_rows(session, stmt).all())
     if len(rows) <= limit:
         return rows, None
     rows = rows[:limit]

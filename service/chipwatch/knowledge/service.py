@@ -8,14 +8,17 @@ from typing import Any, get_args
 
 from sqlalchemy import String, and_, cast, exists, select
 from sqlalchemy.orm import aliased
+from sqlalchemy.sql import Select
 from sqlmodel import Session, SQLModel
 
 from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.query import unknown_value
+from chipwatch.kit.rows import model_columns
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
 from chipwatch.knowledge.models import KB_TABLES, RESULT_LINK_ROLES, Result, ResultEntity
+from chipwatch.knowledge.schemas import API_MODELS
 from chipwatch.vocab.facts import DeploymentStatus, FundingStatus
 
 # Listeners called after a fact is created or changed, in the same transaction: (session, kind, row).
@@ -142,7 +145,10 @@ def list_rows(
     limit: int,
     retracted: bool = False,
 ) -> dict[str, Any]:
-    """One page of ``kind`` rows ordered by id: ``{"items": [rows], "next_cursor": str | None}``.
+    """One page of ``kind`` rows ordered by id: ``{"items": [row dicts], "next_cursor": str | None}``.
+
+    Each row is a dict of the kind's ``<Name>Public`` fields in the model's order (Python values: dates,
+    datetimes, lists), read as columns and JSON-ready for :func:`chipwatch.kit.rows.dump_json`.
 
     ``values`` maps the query parameters of :data:`FILTERS` to the value asked for (None: no filter).
     Facts in force are listed, or with ``retracted`` only the retracted ones. Raises
@@ -151,7 +157,10 @@ def list_rows(
     :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
     table = KB_TABLES[kind]
-    stmt = select(table).where(table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None))
+    # The public model's columns, not ORM objects: a list read builds no identity map or model per row.
+    stmt = _LIST_SHAPES[kind][3].where(
+        table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None)
+    )
     unknown = [
         (flt.param, f"no {flt.ref} with id {values[flt.param]!r}")
         for flt in FILTERS[kind]
@@ -195,7 +204,31 @@ def list_rows(
     rows, next_cursor = keyset_page(
         session, stmt, keys=keys, cursor=cursor, limit=limit, row_key=lambda row: (row.id,)
     )
-    return {"items": rows, "next_cursor": next_cursor}
+    return {"items": _views(kind, rows), "next_cursor": next_cursor}
+
+
+def _list_shape(kind: str) -> tuple[tuple[Any, ...], tuple[str, ...], type[SQLModel], Select]:
+    public = API_MODELS[kind][2]
+    columns = model_columns(KB_TABLES[kind], public)
+    return columns, tuple(c.key for c in columns), public, select(*columns)
+
+
+_LIST_SHAPES = {kind: _list_shape(kind) for kind in KB_TABLES}
+"""Per kind: the columns its ``<Name>Public`` shows (in field order), their names, the model, and the
+select of those columns (built once: coercing some forty columns costs more than running the page)."""
+
+
+def _views(kind: str, rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Rows of :data:`_LIST_SHAPES` columns as ``<Name>Public`` dicts; a derived field of the model (the
+    funding rounds' ``sources``) is computed by the model's own property, on an unvalidated copy."""
+    _columns, names, public, _stmt = _LIST_SHAPES[kind]
+    views = [dict(zip(names, row, strict=True)) for row in rows]
+    derived = tuple(public.model_computed_fields)
+    for view in views:
+        if derived:
+            model = public.model_construct(**view)
+            view.update({name: getattr(model, name) for name in derived})
+    return views
 
 
 def _vocabulary_problems(

@@ -64,7 +64,7 @@ def _kb_rows(session: Session, kind: str, **values: Any) -> list[dict[str, Any]]
         page = knowledge.list_rows(session=session, kind=kind, values=values, cursor=cursor, limit=MAX_LIMIT)
         return page["items"], page["next_cursor"]
 
-    return [row.model_dump() for row in _collect(fetch)]
+    return [dict(row) for row in _collect(fetch)]
 
 
 def all_sources(*, session: Session) -> list[dict[str, Any]]:
@@ -146,7 +146,7 @@ def signal_page(
     Raises :class:`PageNotFound`.
     """
     try:
-        detail = signals.get_signal(session=session, signal_id=signal_id).model_dump()
+        detail = signals.get_signal(session=session, signal_id=signal_id)
     except signals.SignalNotFound as exc:
         raise PageNotFound("signal", signal_id) from exc
     history = signals.signal_history(session=session, signal_id=signal_id)["items"]

@@ -153,11 +153,23 @@ def update_signal(
     return signal
 
 
-@router.get("/signals/{signal_id}", response_model=SignalWithEvidence, responses=_NOT_FOUND)
-def get_signal(signal_id: str = SignalId, session: Session = ReadSession):
-    """One signal: definition, state, watched sources and every piece of evidence (oldest first)."""
+@router.get(
+    "/signals/{signal_id}",
+    response_model=SignalWithEvidence,
+    responses={**_NOT_FOUND, 304: {"description": "ETag matched"}},
+)
+async def get_signal(request: Request, signal_id: str = SignalId):
+    """One signal: definition, state, watched sources and every piece of evidence (oldest first).
+
+    Served from the board's cache, which a write in this process invalidates at once; carries an ETag.
+    """
+
+    def build():
+        with session_scope(write=False) as session:
+            return service.get_signal(session=session, signal_id=signal_id)
+
     with _problems(signal_id):
-        return service.get_signal(session=session, signal_id=signal_id)
+        return await cached_json(request, build)
 
 
 @router.get("/signals/{signal_id}/history", response_model=SignalHistoryPage, responses=_NOT_FOUND)

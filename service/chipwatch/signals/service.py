@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.rows import column_rows
 from chipwatch.kit.time import utcnow
 from chipwatch.signals.atom import render_feed
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
@@ -24,7 +25,7 @@ from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
 from chipwatch.signals.record import EvaluationReport, SignalNotFound
 from chipwatch.signals.rules_cache import all_entity_ids, definition_document, definition_of
-from chipwatch.signals.schemas import SignalWithEvidence
+from chipwatch.signals.schemas import EvidenceSource, SignalWithEvidence
 from chipwatch.signals.state import TransitionNotAllowed
 from chipwatch.signals.watch import FeedWatch, watched_feed_ids
 from chipwatch.sources.models import Source
@@ -48,6 +49,7 @@ __all__ = [
     "signal_detail",
     "signal_history",
     "signal_summary",
+    "signal_view",
     "transitions_feed",
     "update_signal",
 ]
@@ -90,7 +92,8 @@ def list_signals(
     ``status`` and ``outcome`` filter when given. Raises a 422 ``ApiError`` naming ``cursor`` when the
     cursor is malformed.
     """
-    stmt = select(Signal)
+    # Only the columns the board shows: no ORM objects (identity map, change tracking) for a read.
+    stmt = _BOARD
     if status:
         stmt = stmt.where(Signal.status == status)
     if outcome:
@@ -100,27 +103,62 @@ def list_signals(
     return {"items": [signal_summary(s, watch) for s in rows], "next_cursor": next_cursor}
 
 
+_BOARD_COLUMNS = (
+    Signal.id, Signal.question, Signal.status, Signal.outcome, Signal.version, Signal.review,
+    Signal.opened_on, Signal.deadline, Signal.on_deadline, Signal.resolved_at, Signal.known_at,
+    Signal.subjects, Signal.yes_when, Signal.no_when,
+)
+_DETAIL_COLUMNS = (*_BOARD_COLUMNS, Signal.description, Signal.tags, Signal.require_fact)
+_EVIDENCE_COLUMNS = (
+    Evidence.id, Evidence.ref_kind, Evidence.ref_id, Evidence.side, Evidence.condition_index, Evidence.reason,
+    Evidence.trust, Evidence.source_id, Evidence.title, Evidence.url, Evidence.published_at,
+    Evidence.recorded_at, Evidence.sources,
+)
+_CARRIER_FIELDS = tuple(EvidenceSource.model_fields)
+# Built once: statements are immutable, and coercing their columns costs about as much as a small page.
+_BOARD = select(*_BOARD_COLUMNS)
+_DETAIL = select(*_DETAIL_COLUMNS)
+_EVIDENCE = select(*_EVIDENCE_COLUMNS)
+
+
 def evidence_view(ev: Evidence) -> dict[str, Any]:
     """JSON-ready evidence row (``EvidencePublic``)."""
     return evidence_data(ev, moment=_isoformat)
 
 
-def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
-    """A signal with its definition, watched sources and every evidence row (oldest first)."""
+def signal_view(*, session: Session, signal: Any) -> dict[str, Any]:
+    """A signal as ``GET /v1/signals/{id}`` answers it (``SignalWithEvidence``), JSON-ready: board view,
+    definition, watched sources and every evidence row, oldest first. ``signal`` is a Signal or a row
+    with the same attributes; the evidence is read as columns, one dict per row with no model built."""
     watch = FeedWatch.load(session=session, signals=[signal])
-    evidence = session.scalars(
-        select(Evidence).where(Evidence.signal_id == signal.id).order_by(Evidence.id)
+    evidence = column_rows(
+        session, _EVIDENCE.where(Evidence.signal_id == signal.id).order_by(Evidence.id)
     ).all()
-    return SignalWithEvidence(
+    return {
         **signal_summary(signal, watch),
-        description=signal.description,
-        tags=signal.tags,
-        require_fact=signal.require_fact,
-        yes_when=signal.yes_when,
-        no_when=signal.no_when,
-        watched_sources=watched_feed_ids(session=session, yes_when=signal.yes_when, no_when=signal.no_when),
-        evidence=[evidence_view(e) for e in evidence],
-    )
+        "description": signal.description,
+        "tags": signal.tags,
+        "require_fact": signal.require_fact,
+        "yes_when": signal.yes_when,
+        "no_when": signal.no_when,
+        "watched_sources": watched_feed_ids(
+            session=session, yes_when=signal.yes_when, no_when=signal.no_when
+        ),
+        "evidence": [
+            {
+                **evidence_data(ev, moment=_isoformat),
+                # The published shape of a carrier is EvidenceSource's fields, whatever a row stored.
+                "sources": [{f: c.get(f) for f in _CARRIER_FIELDS} for c in ev.sources or []],
+            }
+            for ev in evidence
+        ],
+    }
+
+
+def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
+    """A signal with its definition, watched sources and every evidence row (oldest first), as the model
+    the write endpoints answer (:func:`signal_view`, validated)."""
+    return SignalWithEvidence(**signal_view(session=session, signal=signal))
 
 
 def latest_evidence(*, session: Session) -> dict[str, dict[str, Any]]:
@@ -138,9 +176,13 @@ def _existing(session: Session, signal_id: str) -> Signal:
     return signal
 
 
-def get_signal(*, session: Session, signal_id: str) -> SignalWithEvidence:
-    """One signal with its evidence (``signal_detail``). Raises ``SignalNotFound``."""
-    return signal_detail(session=session, signal=_existing(session, signal_id))
+def get_signal(*, session: Session, signal_id: str) -> dict[str, Any]:
+    """One signal with its evidence as a JSON-ready ``SignalWithEvidence`` dict (:func:`signal_view`),
+    read as columns. Raises ``SignalNotFound``."""
+    signal = column_rows(session, _DETAIL.where(Signal.id == signal_id)).first()
+    if signal is None:
+        raise SignalNotFound(signal_id)
+    return signal_view(session=session, signal=signal)
 
 
 def history_view(row: SignalHistory) -> dict[str, Any]:

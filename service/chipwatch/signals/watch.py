@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import case, func, or_, select
 from sqlmodel import Session
 
+from chipwatch.kit.rows import column_rows
 from chipwatch.sources.models import FEED_KINDS, Source
 
 Conditions = Iterable[dict[str, Any]]
@@ -70,9 +71,9 @@ class FeedWatch:
         failing = func.sum(case((Source.consecutive_failures > 0, 1), else_=0))
         per_trust = {
             trust: (int(n), int(f or 0))
-            for trust, n, f in session.execute(
-                select(Source.trust, func.count(), failing).where(*_feeds()).group_by(Source.trust)
-            )
+            for trust, n, f in column_rows(
+                session, select(Source.trust, func.count(), failing).where(*_feeds()).group_by(Source.trust)
+            ).all()
         }
         wanted = sorted({i for s in signals for i in _scope(s.yes_when, s.no_when).ids})
         named = {}
@@ -80,7 +81,7 @@ class FeedWatch:
             stmt = select(Source.id, Source.trust, Source.consecutive_failures > 0).where(
                 *_feeds(), Source.id.in_(wanted)
             )
-            named = {i: (trust, bool(bad)) for i, trust, bad in session.execute(stmt)}
+            named = {i: (trust, bool(bad)) for i, trust, bad in column_rows(session, stmt).all()}
         return cls(per_trust, named)
 
     def health(self, yes_when: Conditions, no_when: Conditions) -> str:
@@ -110,7 +111,7 @@ def watched_feed_ids(*, session: Session, yes_when: Conditions, no_when: Conditi
     stmt = select(Source.id).where(*_feeds()).order_by(Source.id)
     if not scope.every:
         stmt = stmt.where(or_(Source.id.in_(sorted(scope.ids)), Source.trust.in_(sorted(scope.trusts))))
-    return list(session.scalars(stmt))
+    return list(column_rows(session, stmt).scalars().all())
 
 
 __all__ = ["FeedWatch", "watched_feed_ids"]

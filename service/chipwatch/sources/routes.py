@@ -17,6 +17,7 @@ from chipwatch.config import get_settings
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
+from chipwatch.kit.rows import json_response
 from chipwatch.kit.sessions import ReadSession, WriteSession, acknowledged_write
 from chipwatch.kit.time import as_utc
 from chipwatch.kit.validation import body_check
@@ -248,9 +249,11 @@ def list_items(
         except OverflowError as exc:
             raise invalid("since", "date-time out of range") from exc
     with _problems():
-        return service.list_items(
+        page = service.list_items(
             session=session, source_id=source, mentions=mentions, since=since, q=q, cursor=cursor, limit=limit
         )
+    # Written from the rows as they are (the model's bytes, kit.rows): no model validated per item.
+    return json_response(page)
 
 
 @router.get("/items/{item_id}", response_model=ItemDetail, responses={404: {"description": "unknown id"}})

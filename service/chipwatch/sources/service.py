@@ -17,6 +17,7 @@ from sqlmodel import Session
 from chipwatch import netguard
 from chipwatch.config import Settings
 from chipwatch.kit.pagination import Page, keyset_page
+from chipwatch.kit.rows import column_rows, model_columns
 from chipwatch.knowledge.checks import entity_exists
 from chipwatch.sources.check import SourceSnapshot, is_feed
 from chipwatch.sources.errors import InvalidSource, InvalidSourceURL, SourceConflict, SourceNotFound
@@ -31,10 +32,9 @@ from chipwatch.vocab.trust import Trust
 
 URL_MAX = 2000  # sources.url column width
 
-# Parametrised once: pydantic keeps its generic models in a weak cache, so a ``Page[ItemPublic]`` written
+# Parametrised once: pydantic keeps its generic models in a weak cache, so a ``Page[Source]`` written
 # in a function body may be built again (milliseconds) on every call.
 SourcePage = Page[Source]
-ItemPage = Page[ItemPublic]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -247,6 +247,25 @@ def _item_view(item: Item, mentions: list[ItemMention], model: type[ItemPublic] 
     return model.model_validate(data)
 
 
+_ITEM_COLUMNS = model_columns(Item, ItemPublic, skip=("mentions",))
+_ITEM_FIELDS = tuple(c.key for c in _ITEM_COLUMNS)
+_ITEMS = select(*_ITEM_COLUMNS)  # built once: statements are immutable, and coercing columns is not free
+
+
+def _mention_views(session: Session, item_ids: Sequence[int]) -> dict[int, list[dict[str, str]]]:
+    """``MentionPublic`` dicts of each item id (ordered by entity id), read as columns."""
+    found: dict[int, list[dict[str, str]]] = {i: [] for i in item_ids}
+    if found:
+        stmt = (
+            select(ItemMention.item_id, ItemMention.entity_id, ItemMention.entity_kind)
+            .where(ItemMention.item_id.in_(list(found)))
+            .order_by(ItemMention.item_id, ItemMention.entity_id)
+        )
+        for item_id, entity_id, entity_kind in column_rows(session, stmt).all():
+            found[item_id].append({"entity_id": entity_id, "entity_kind": entity_kind})
+    return found
+
+
 def list_items(
     *,
     session: Session,
@@ -256,10 +275,12 @@ def list_items(
     q: str | None = None,
     cursor: str | None = None,
     limit: int = 50,
-) -> Page[ItemPublic]:
+) -> dict[str, Any]:
     """One page of items with their mentions, newest first by ``(sort_at, id)``; with ``q``, most relevant
     first by ``(score, id)`` (the most recently stored first among equals).
 
+    Returns ``{"items": [ItemPublic fields as a dict, in the model's order], "next_cursor": str | None}``,
+    read as columns (no ORM objects) and JSON-ready for :func:`chipwatch.kit.rows.dump_json`.
     ``sort_at`` is the publication time, or the first-seen time for items without a usable date.
     Filters: ``source_id``; ``mentions`` (an entity id linked through item mentions); ``since`` (aware
     datetime: items at or after it); ``q`` (search: every word of it occurs in the title or the summary,
@@ -270,7 +291,7 @@ def list_items(
     :class:`~chipwatch.sources.errors.InvalidSource` naming each filter whose id is unknown.
     """
     unknown = []
-    if source_id and session.get(Source, source_id) is None:
+    if source_id and column_rows(session, select(Source.id).where(Source.id == source_id)).first() is None:
         unknown.append(("source", f"no source with id {source_id!r}"))
     if mentions and not entity_exists(session=session, kind=None, id_=mentions, retracted=True):
         unknown.append(("mentions", f"no entity with id {mentions!r}"))
@@ -281,11 +302,11 @@ def list_items(
     if mentions and (plan is None or plan.ranked is None):
         # Newest first through the mention rows' own (entity_id, sort_at, item_id) index: one page
         # read off its end, each item then fetched by key; never every mentioning item sorted.
-        stmt = select(Item).join(ItemMention, ItemMention.item_id == Item.id)
+        stmt = _ITEMS.join(ItemMention, ItemMention.item_id == Item.id)
         filters.append(ItemMention.entity_id == mentions)
         keys = (ItemMention.sort_at, ItemMention.item_id)
     else:
-        stmt = select(Item)
+        stmt = _ITEMS
         keys = (Item.sort_at, Item.id)
         if mentions:
             filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
@@ -302,22 +323,30 @@ def list_items(
         )
     else:
         rows, next_cursor = _ranked_page(session, plan, filters, cursor=cursor, limit=limit)
-    found = mentions_of(session=session, item_ids=[r.id for r in rows])
-    return ItemPage(items=[_item_view(r, found[r.id]) for r in rows], next_cursor=next_cursor)
+    found = _mention_views(session, [r.id for r in rows])
+    items = []
+    for row in rows:
+        view = dict(zip(_ITEM_FIELDS, row, strict=True))
+        view["mentions"] = found[row.id]
+        items.append(view)
+    return {"items": items, "next_cursor": next_cursor}
 
 
 def _ranked_page(
     session: Session, plan: SearchPlan, filters: list, *, cursor: str | None, limit: int
-) -> tuple[list[Item], str | None]:
+) -> tuple[list[Any], str | None]:
     """One page of a ranked search: the page of ids is chosen on the index (joined to the items only when
-    a filter needs them), then those items are read."""
+    a filter needs them), then those items' columns are read."""
     ranked = plan.ranked_where(filters)
     score, item_id = ranked.selected_columns.score, ranked.selected_columns.item_id
     hits, next_cursor = keyset_page(
         session, ranked, keys=(score, item_id), cursor=cursor, limit=limit, descending=True
     )
     ids = [hit.item_id for hit in hits]
-    items = {item.id: item for item in session.scalars(select(Item).where(Item.id.in_(ids)))} if ids else {}
+    items = {}
+    if ids:
+        found = column_rows(session, _ITEMS.where(Item.id.in_(ids))).all()
+        items = {row.id: row for row in found}
     return [items[i] for i in ids if i in items], next_cursor
 
 
