@@ -117,7 +117,10 @@ def plan_import(
     existing = load_existing(session=session, kb_kind=kb_kind, dataset=dataset, row_keys=row_keys)
     wanted = {c.built.subject_id for c in candidates if c.built.subject_id}
     subjects = load_subjects(session=session, kb_kind=kb_kind, ids=wanted, dataset=dataset)
-    taken = taken_ids(session=session, kb_kind=kb_kind, candidates=candidates)
+    # Only a record with no stored fact can need a new id: a new version of a dataset, whose rows are
+    # nearly all stored, must not look up (one query each) the successors of ids its own facts hold.
+    fresh = [c for c in candidates if c.built.row_key not in existing]
+    taken = taken_ids(session=session, kb_kind=kb_kind, candidates=fresh)
     return decide(candidates, existing=existing, subjects=subjects, taken=taken, scopes=scopes)
 
 
@@ -284,8 +287,8 @@ def record_changes(
     at: datetime,
 ) -> list[list[HistoryEntry]]:
     """Record many changes of ``kb_kind`` facts made by import ``imp``: ``(fact id, action, {field: (old,
-    new)} or None)`` each. The history rows of them all go in with one executemany (their ids returned
-    in order), and one ``fact.changed`` event per change with another, as
+    new)} or None)`` each. The history rows of them all go in with one executemany (their ids read
+    back), and one ``fact.changed`` event per change with another, as
     :func:`chipwatch.knowledge.history.record_change` writes them one change at a time. Returns the
     history rows of each change, for the change listeners."""
     common = {"kind": kb_kind, "cause": "import", "cause_ref": str(imp.id), "actor": "import"}
@@ -305,11 +308,22 @@ def record_changes(
     if not rows:
         return []
     table = FactChange.__table__  # type: ignore[attr-defined]
-    ids: list[int] = []
     for chunk in _chunks(rows):
-        stmt = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        ids += session.execute(stmt, chunk).scalars().all()
-    entries = [HistoryEntry(id=i, **row) for i, row in zip(ids, rows, strict=True)]
+        session.execute(insert(table), chunk)
+    # The ids read back in one query per BATCH facts (through the (kind, fact_id) index), not returned
+    # by the insert: RETURNING in parameter order runs one statement per row. Within one import a fact
+    # has one row per action and field; in id order, the rows just written are the ones kept.
+    ids: dict[tuple[str, str, str | None], int] = {}
+    for chunk in _chunks(sorted({fact_id for fact_id, _a, _f in changes})):
+        stmt = select(table.c.id, table.c.fact_id, table.c.action, table.c.field).where(
+            table.c.kind == kb_kind,
+            table.c.fact_id.in_(chunk),
+            table.c.cause == "import",
+            table.c.cause_ref == str(imp.id),
+            table.c.action != "created",
+        ).order_by(table.c.id)
+        ids.update({(r.fact_id, r.action, r.field): r.id for r in session.execute(stmt)})
+    entries = [HistoryEntry(id=ids[(row["fact_id"], row["action"], row["field"])], **row) for row in rows]
     groups = [entries[start:end] for start, end in spans]
     emit_many(session, FACT_CHANGED, [fact_changed_data(group) for group in groups])
     return groups
