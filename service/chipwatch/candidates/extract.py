@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 
 from chipwatch.candidates.figures import money, yen_sign_currency
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import reporter, title_subject
+from chipwatch.candidates.names import reporter
 from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
 from chipwatch.candidates.read_deployments import complete, deploy_verb_in, has_verb, read_deployments
 from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
@@ -39,10 +39,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                     "收购", "并购", "合并", "交易金额", "交易对价"),
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
-                   " sign", "powered", "gigawatt", "megawatt", "cluster", "data cent", "campus", "-gpu",
-                   "purchas", " buy", "commit",
+                   " sign", "powered", "gigawatt", "megawatt", "-gpu",
+                   # a summary's sentence that places the item's deployment ("a data center in Tokyo")
+                   "center in ", "centre in ", "campus in ",
                    "部署", "上线", "投运", "运行", "运营", "投产", "点亮", "建成", "建设", "采购",
-                   "使用", "扩至", "扩容", "数据中心", "智算中心",
+                   "使用", "扩至", "扩容",
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
@@ -211,7 +212,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         for p in parts:
             p.yen = yen
     if len(parts) > 1:
-        parts[1].subject = title_subject(parts[0])
+        parts[1].title = parts[0]
     by_name = {p.name: p for p in parts}
     drafts: list[Draft] = []
     if "funding" in kinds:

@@ -92,6 +92,8 @@ _PLACE_NAMES = frozenset(
 )
 
 
+_LEGAL_ENDS = ("Inc", "Inc.", "Corp", "Corp.", "Ltd", "Ltd.", "Co.", "LLC", "plc", "AG", "GmbH", "N.V.", "S.A.")
+_LEGAL_SUFFIX = re.compile(r",?\s*\b(?:Inc|Corp|Ltd|Co|LLC|plc|S\.A|AG|GmbH|N\.V)\.?$")
 _ADVERBS = re.compile(
     r"(?:\s(?:recently|today|now|also|has|have|had|just|officially|finally|quietly|reportedly))+$"
 )
@@ -110,8 +112,9 @@ def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor
     before = _ADVERBS.sub("", norm[lo:pos].rstrip())
     # a quoted name ("「光羽芯辰」完成"): the name is inside the marks
     before = before.rstrip("」』”\"'）)】]").rstrip()
-    # "Qualcomm Technologies, Inc. today announced": the legal suffix belongs to the name before it
-    before = re.sub(r",?\s*\b(?:Inc|Corp|Ltd|Co|LLC|plc|S\.A|AG|GmbH|N\.V)\.?$", "", before)
+    if before.endswith(_LEGAL_ENDS):
+        # "Qualcomm Technologies, Inc. today announced": the legal suffix belongs to the name before it
+        before = _LEGAL_SUFFIX.sub("", before)
     for mark in (",", "-"):
         if before.endswith(mark):  # "MatX, founded by former Google TPU engineers, lands": skip the aside
             cut = before[:-1].rfind(mark)
@@ -189,13 +192,19 @@ _BACK_REFERENCE = re.compile(
 
 
 def back_reference(part: Part, lo: int, pos: int) -> Name | None:
-    """The title's company (``part.subject``) when the words just before ``pos`` refer back to it ("The
-    company", "The London-based company said it", "The AI data center developer also"), else None."""
-    if part.subject is None:
+    """The company of the item's title (:func:`title_subject` of ``part.title``) when the words just
+    before ``pos`` refer back to it ("The company", "The London-based company said it", "The AI data
+    center developer also"), else None."""
+    if part.title is None:
         return None
-    if _BACK_REFERENCE.search(part.norm[lo:pos].rstrip()) is None:
+    before = part.norm[lo:pos].rstrip()
+    # the reference opens with "the" or "its": a substring test spares the pattern most sentences
+    at = max(before.rfind("he "), before.rfind("ts "))
+    if at < 0 or _BACK_REFERENCE.search(before, max(0, at - 3)) is None:
         return None
-    return part.subject
+    if "subject" not in part.title.cache:
+        part.title.cache["subject"] = title_subject(part.title)
+    return part.title.cache["subject"]
 
 
 _TITLE_VERB = re.compile(r"\s(?=[a-z])|\s(?=(?:" + "|".join(

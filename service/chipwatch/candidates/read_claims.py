@@ -140,10 +140,12 @@ def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
 def _launch_object(part: Part, a: int, at: int) -> Name | None:
     """The product a verb of launching names before a claim of the same sentence ("d-Matrix Unveils
     Raptor, Claims 2.1x ...", "FuriosaAI launches RNGD Max with 2x ..."), else None."""
-    verbs = list(_LAUNCH.finditer(part.norm, a, at))
+    verbs = part.per_sentence("launch verbs", a, at, lambda s, e: [
+        (v.start(), v.end()) for v in _LAUNCH.finditer(part.norm, s, e)
+    ])
     if not verbs:
         return None
-    m = _LAUNCHED_NAME.match(part.norm, verbs[-1].end(), at)
+    m = _LAUNCHED_NAME.match(part.norm, verbs[-1][1], at)
     if m is None:
         return None
     words = m.group("name").split()

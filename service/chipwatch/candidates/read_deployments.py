@@ -88,10 +88,19 @@ _NOT_OPERATOR = re.compile(
 
 
 # Words between a subject and its verb of deploying: "Humain agrees to buy", "X has agreed to deploy".
-_AUXILIARY = re.compile(
-    r"(?:\s(?:agrees|agreed|has agreed|have agreed|plans|planned|aims|hopes|expects|intends|is set|is poised"
-    r"|is preparing|is expected|moves|signed a deal|says it will|said it will|says it|said it))+$"
+_AUXILIARY = tuple(
+    " " + w for w in (
+        "has agreed", "have agreed", "agrees", "agreed", "plans", "planned", "aims", "hopes", "expects",
+        "intends", "is set", "is poised", "is preparing", "is expected", "moves", "signed a deal",
+        "says it will", "said it will", "says it", "said it",
+    )
 )
+
+
+def _without_auxiliaries(text: str) -> str:
+    while text.endswith(_AUXILIARY):
+        text = text[: -len(next(w for w in _AUXILIARY if text.endswith(w)))]
+    return text
 _SPEAKER = re.compile(r"\s*(?P<who>(?:[A-Za-z][\w.-]*\s){1,3}?)(?:says|said|confirms|confirmed)\s")
 _OWNER = re.compile(r"\s*(?P<who>[A-Z][\w.&-]*(?:\s[A-Z][\w.&-]*){0,2})(?:'s|\u2019s)\s")
 _NOT_OWNERS = re.compile(r"(?:The|This|That|It|Its|World|America|China|Europe|Japan|India|Korea)\b")
@@ -141,7 +150,7 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     referred = back_reference(part, lo, verb.start())
     if referred is not None:
         return referred
-    before = _AUXILIARY.sub("", norm[lo : verb.start()].rstrip())
+    before = _without_auxiliaries(norm[lo : verb.start()].rstrip())
     name = name_before(part, lo, lo + len(before))
     speaker = _SPEAKER.match(norm, lo, verb.start())
     if speaker is not None and (name is None or (name.id is None and verb.group("op"))):

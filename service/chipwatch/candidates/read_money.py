@@ -141,7 +141,10 @@ def read_funding(part: Part, lexicon: Lexicon) -> list[Draft]:
     return out
 
 
-def _verbs_of_raising(norm: str, a: int, b: int) -> list[re.Match[str]]:
+def _verbs_of_raising(norm: str, a: int, b: int):
+    """The verbs of raising in ``norm[a:b]``, with "announces" when a sum named a round follows it."""
+    if _ANNOUNCES.search(norm, a, b) is None:
+        return _RAISE.finditer(norm, a, b)
     verbs = list(_RAISE.finditer(norm, a, b))
     for m in _ANNOUNCES.finditer(norm, a, b):
         sums = re.match(r"\s*(?:a |an |its |the )?(?:new )?", norm[m.end() : b])

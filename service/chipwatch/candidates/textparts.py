@@ -39,8 +39,8 @@ class Part:
     kinds: dict[tuple[int, int], set[str]] | None = field(default=None, repr=False)
     # The currency "¥" stands for in this item (JPY, CNY or None when its words do not say).
     yen: str | None = field(default="CNY", repr=False)
-    # The company the item's title is about: what "the company" of a later sentence refers to.
-    subject: Name | None = field(default=None, repr=False)
+    # The item's title, for a summary: the company it is about is what "the company" refers to.
+    title: Part | None = field(default=None, repr=False)
 
     def sentences_of(self, kind: str) -> list[tuple[int, int]]:
         """The sentences a ``kind`` reader reads: those whose words name that kind (every sentence when
