@@ -92,7 +92,9 @@ _PLACE_NAMES = frozenset(
 )
 
 
-_LEGAL_ENDS = ("Inc", "Inc.", "Corp", "Corp.", "Ltd", "Ltd.", "Co.", "LLC", "plc", "AG", "GmbH", "N.V.", "S.A.")
+_LEGAL_ENDS = (
+    "Inc", "Inc.", "Corp", "Corp.", "Ltd", "Ltd.", "Co.", "LLC", "plc", "AG", "GmbH", "N.V.", "S.A."
+)
 _LEGAL_SUFFIX = re.compile(r",?\s*\b(?:Inc|Corp|Ltd|Co|LLC|plc|S\.A|AG|GmbH|N\.V)\.?$")
 _ADVERBS = re.compile(
     r"(?:\s(?:recently|today|now|also|has|have|had|just|officially|finally|quietly|reportedly))+$"
