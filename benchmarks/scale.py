@@ -6,6 +6,8 @@ each row and taking medians:
 
 - the race board and the signal list as the cache rebuilds them, vs bare SQL reading the same rows;
 - one signal with its evidence, vs bare SQL;
+  (the list and detail rows, and the items and results rows below, time the answer's JSON bytes too,
+  written as the routes write them: kit.rows.dump_json)
 - race board rebuilds while another thread writes 20 items a second, vs rebuilds alone (throughput, p99);
 - items?mentions= (a common and a rare entity), items?source=, results?chip=, vs bare SQL of the
   best plan for the same page;
@@ -164,6 +166,7 @@ def generate(settings, n_items: int, n_sources: int, n_results: int, seed: int =
 def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]]) -> None:
     from chipwatch.db import get_engine, session_scope
     from chipwatch.kit.pagination import encode_cursor
+    from chipwatch.kit.rows import dump_json
     from chipwatch.knowledge.service import list_rows
     from chipwatch.race.service import build_race
     from chipwatch.signals import service as signals
@@ -176,6 +179,10 @@ def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]])
             with session_scope(settings, write=False) as session:
                 return fn(session)
         return run
+
+    def answer(fn):
+        """The read as its route answers it: the page or signal and its JSON bytes."""
+        return read(lambda session: dump_json(fn(session)))
 
     def bare(sql: str, **params):
         def run():
@@ -199,7 +206,7 @@ def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]])
 
     r, a, b = ratio(read(lambda s: build_race(session=s)), bare_board)
     add("race rebuild / bare SQL", r, f"{a:.1f} ms vs {b:.1f} ms")
-    r, a, b = ratio(read(lambda s: signals.list_signals(session=s, limit=50)),
+    r, a, b = ratio(answer(lambda s: signals.list_signals(session=s, limit=50)),
                     bare("SELECT * FROM signals ORDER BY id LIMIT 51"))
     add("signal list / bare SQL", r, f"{a:.1f} ms vs {b:.1f} ms")
     with session_scope(settings, write=False) as session:
@@ -207,7 +214,7 @@ def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]])
             "SELECT signal_id FROM signal_evidence GROUP BY signal_id ORDER BY count(*) DESC LIMIT 1"
         )).scalar() or session.execute(text("SELECT id FROM signals ORDER BY id LIMIT 1")).scalar()
     r, a, b = ratio(
-        read(lambda s: signals.get_signal(session=s, signal_id=busiest)),
+        answer(lambda s: signals.get_signal(session=s, signal_id=busiest)),
         lambda: (bare("SELECT * FROM signals WHERE id = :i", i=busiest)(),
                  bare("SELECT * FROM signal_evidence WHERE signal_id = :i ORDER BY id", i=busiest)()),
     )
@@ -217,17 +224,17 @@ def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]])
         best = bare(
             "SELECT items.* FROM item_mentions m JOIN items ON items.id = m.item_id WHERE m.entity_id = :e "
             "ORDER BY m.sort_at DESC, m.item_id DESC LIMIT 51", e=entity)
-        r, a, b = ratio(read(lambda s, e=entity: list_items(session=s, mentions=e, limit=50)), best)
+        r, a, b = ratio(answer(lambda s, e=entity: list_items(session=s, mentions=e, limit=50)), best)
         add(f"items?mentions={label} / best plan", r, f"{entity}: {a:.1f} ms vs {b:.1f} ms")
     r, a, b = ratio(
-        read(lambda s: list_items(session=s, source_id=facts["source"], limit=50)),
+        answer(lambda s: list_items(session=s, source_id=facts["source"], limit=50)),
         bare("SELECT * FROM items WHERE source_id = :s ORDER BY sort_at DESC, id DESC LIMIT 51",
              s=facts["source"]),
     )
     add("items?source=X / bare SQL", r, f"{a:.1f} ms vs {b:.1f} ms")
     values = {"chip": facts["chip"], "baseline": None, "model": None}
     r, a, b = ratio(
-        read(lambda s: list_rows(session=s, kind="results", values=values, cursor=None, limit=50)),
+        answer(lambda s: list_rows(session=s, kind="results", values=values, cursor=None, limit=50)),
         bare("SELECT results.* FROM result_entities e JOIN results ON results.id = e.result_id "
              "WHERE e.role = 'chip' AND e.entity_id = :c AND results.retracted_at IS NULL "
              "AND results.retired_at IS NULL ORDER BY e.result_id LIMIT 51", c=facts["chip"]),
