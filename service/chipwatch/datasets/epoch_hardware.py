@@ -108,8 +108,12 @@ class ChipSpec(Record):
     last_modified: datetime | None = None
 
 
-def _figures(cells: Cells, prefix: str, keys: dict[str, str]) -> dict[str, float]:
-    figures = {key: cells.number(f"{prefix}{key}") for key in keys}
+_FLOP_NAMES = tuple((key, f"flop_{key}") for key in FLOP_COLUMNS)
+_OP_NAMES = tuple((key, f"op_{key}") for key in OP_COLUMNS)
+
+
+def _figures(cells: Cells, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
+    figures = {key: cells.number(column) for key, column in names}
     return {key: value for key, value in figures.items() if value is not None}
 
 
@@ -125,8 +129,8 @@ def _chip(cells: Cells) -> ChipSpec:
         release_date=cells.partial_date("release_date"),
         release_price_usd=cells.number("release_price_usd"),
         tdp_w=cells.number("tdp_w"),
-        flop_s=_figures(cells, "flop_", FLOP_COLUMNS),
-        op_s=_figures(cells, "op_", OP_COLUMNS),
+        flop_s=_figures(cells, _FLOP_NAMES),
+        op_s=_figures(cells, _OP_NAMES),
         memory_bytes=cells.number("memory_bytes"),
         memory_bandwidth_bytes_s=cells.number("memory_bandwidth_bytes_s"),
         intranode_bandwidth_bytes_s=cells.number("intranode_bandwidth_bytes_s"),

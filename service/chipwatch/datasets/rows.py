@@ -28,6 +28,8 @@ from chipwatch.datasets.records import (
 
 OnConflict = Literal["error", "digest"]
 
+_EXACT_INTEGER = 2**53
+
 
 class RowRejected(Exception):
     """The row cannot become a record; the message is the reason reported with its row number."""
@@ -85,6 +87,17 @@ class Cells:
         value = self.values.get(name)
         if not value and value != 0:
             return None
+        # Fast path for the common cell, plain decimal text or a JSON number in range; anything else
+        # (blank words, thousands separators, inf, below the minimum) takes values.number's full path.
+        cls = value.__class__
+        if cls is str or cls is float or cls is int:
+            try:
+                result = float(value)
+            except (ValueError, OverflowError):
+                pass
+            else:
+                if result - result == 0.0 and (minimum is None or result >= minimum):
+                    return result
         try:
             return values.number(value, minimum=minimum)
         except values.CellError as exc:
@@ -93,6 +106,16 @@ class Cells:
 
     def integer(self, name: str) -> int | None:
         """A whole non-negative number or None (blank or unreadable, the latter warned)."""
+        value = self.values.get(name)
+        if value.__class__ is str or value.__class__ is int:
+            try:
+                result = int(value)
+            except ValueError:
+                pass
+            else:
+                # Within a float's exact integers, where values.integer (through float) gives the same.
+                if 0 <= result <= _EXACT_INTEGER:
+                    return result
         return self._read(name, values.integer)
 
     def partial_date(self, name: str) -> PartialDate | None:

@@ -11,6 +11,8 @@ import io
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -53,7 +55,7 @@ def _column_indexes(header: Sequence[str], columns: Sequence[Column], kind: str)
     found: dict[str, int] = {}
     missing: list[str] = []
     for column in columns:
-        index = next((positions[fold_header(h)] for h in column.headers if fold_header(h) in positions), None)
+        index = next((positions[f] for f in _folded_headers(column) if f in positions), None)
         if index is not None:
             found[column.name] = index
         elif column.required:
@@ -61,6 +63,19 @@ def _column_indexes(header: Sequence[str], columns: Sequence[Column], kind: str)
     if missing:
         raise DatasetFormatError(kind, "the header lacks required columns", missing=tuple(missing))
     return found
+
+
+@cache
+def _folded_headers(column: Column) -> tuple[str, ...]:
+    # A parser's columns are module constants: fold their headers once per process, not once per file.
+    return tuple(fold_header(h) for h in column.headers)
+
+
+def _getter(indexes: tuple[int, ...]) -> Callable[[Sequence[str]], tuple[str, ...]]:
+    """One call returning the cells at ``indexes`` as a tuple (itemgetter gives a bare cell for one)."""
+    if len(indexes) > 1:
+        return itemgetter(*indexes)
+    return lambda cells: tuple(cells[i] for i in indexes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +110,9 @@ def read_csv(data: bytes | str, columns: Sequence[Column], *, kind: str) -> Iter
 def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], labels: Mapping[str, str], kind: str):
     row = 0
     width = len(header)
+    # The file's column plan, made once: the canonical names and one getter of their cells.
+    names = tuple(indexes)
+    pick = _getter(tuple(indexes.values()))
     while True:
         line = reader.line_num + 1
         try:
@@ -109,8 +127,7 @@ def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], labels: Map
         if len(cells) != width:
             yield BadRow(row, line, f"{len(cells)} cells under a header of {width}")
             continue
-        values = {name: cells[index] for name, index in indexes.items()}
-        yield Cells(values, row, line, labels)
+        yield Cells(dict(zip(names, pick(cells))), row, line, labels)  # noqa: B905
 
 
 def collect_csv(
