@@ -217,6 +217,7 @@ class CompiledRules:
         self._uses_numbers = any(r.number is not None for r in self._item_rules)
         self._uses_terms = self._terms.size > 0
         self._index_triggers()
+        self._index_fact_rules()
 
     def _index_triggers(self) -> None:
         """Index each item rule under something the scans must have found for it to hold.
@@ -242,6 +243,35 @@ class CompiledRules:
             else:
                 assert rule.number is not None  # guaranteed by ItemCondition
                 self._by_unit.setdefault(unit_family(rule.number.unit), []).append(idx)
+
+    def _index_fact_rules(self) -> None:
+        """Index each fact rule by the fact kind it reads and, where it names one, by its chip (results and
+        deployments) or vendor (funding rounds): a fact meets only the rules that could hold for it."""
+        self._fact_any: dict[str, list[int]] = {kind: [] for kind in _FACT_KIND_OF.values()}
+        self._fact_by_key: dict[str, dict[str, list[int]]] = {kind: {} for kind in _FACT_KIND_OF.values()}
+        for idx, rule in enumerate(self._fact_rules):
+            kind = _FACT_KIND_OF[type(rule.condition)]
+            key = _fact_rule_key(rule.condition)
+            if key is None:
+                self._fact_any[kind].append(idx)
+            else:
+                self._fact_by_key[kind].setdefault(key, []).append(idx)
+
+    def _fact_candidates(self, fact: FactView) -> list[int]:
+        """Indexes into ``_fact_rules`` of the rules that could hold for ``fact``, in signal order."""
+        by_key = self._fact_by_key.get(fact.kind)
+        if by_key is None:
+            return []
+        found = self._fact_any[fact.kind]
+        if by_key:
+            if fact.kind == "funding":
+                keys = [fact.fields.get("vendor_id")]
+            else:
+                keys = _ids(fact.fields, "chip_ids", "chip_id")
+            keyed = [idx for key in keys if key in by_key for idx in by_key[key]]
+            if keyed:
+                found = sorted({*found, *keyed})
+        return found
 
     @staticmethod
     def _item_rule(
@@ -399,20 +429,16 @@ class CompiledRules:
         matches: list[Match] = []
         if fact.fields.get("retired_at") is not None or fact.fields.get("retracted_at") is not None:
             return matches
-        for rule in self._fact_rules:
-            cond = rule.condition
-            if fact.kind == "result" and isinstance(cond, ResultCondition):
-                reason = _check_result(cond, fact)
-            elif fact.kind == "deployment" and isinstance(cond, DeploymentCondition):
-                reason = _check_deployment(cond, fact)
-            elif fact.kind == "funding" and isinstance(cond, FundingCondition):
-                reason = _check_funding(cond, fact)
-            else:
-                continue
+        check = _FACT_CHECKS.get(fact.kind)
+        if check is None:
+            return matches
+        rules = self._fact_rules
+        for idx in self._fact_candidates(fact):
+            rule = rules[idx]
+            reason = check(rule.condition, fact)  # type: ignore[operator]
             if reason is not None:
                 matches.append(Match(rule.signal_id, rule.side, rule.index, reason))
         return matches
-
 
     @property
     def watches_changes(self) -> bool:
@@ -569,6 +595,27 @@ def _check_funding(cond: FundingCondition, fact: FactView) -> str | None:
             return None
         parts.append(f"announced {held.isoformat()} (by {cond.by.isoformat()})")
     return f"funding round {fact.id}: " + "; ".join(parts)
+
+
+_FACT_KIND_OF: dict[type, str] = {
+    ResultCondition: "result",
+    DeploymentCondition: "deployment",
+    FundingCondition: "funding",
+}
+"""The fact kind (``FactView.kind``) each fact condition reads."""
+
+_FACT_CHECKS: dict[str, Callable[[Any, FactView], str | None]] = {
+    "result": _check_result,
+    "deployment": _check_deployment,
+    "funding": _check_funding,
+}
+
+
+def _fact_rule_key(cond: ResultCondition | DeploymentCondition | FundingCondition) -> str | None:
+    """The chip (results, deployments) or vendor (funding rounds) a fact must name for ``cond`` to hold."""
+    if isinstance(cond, FundingCondition):
+        return cond.vendor
+    return cond.chip
 
 
 def compile_signals(defs: Sequence[SignalDefinition], entities: Sequence[Entity]) -> CompiledRules:
