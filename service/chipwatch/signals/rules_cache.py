@@ -7,13 +7,15 @@ name they use changes, in this process or in another one (API replica, worker).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any
 
-from sqlalchemy import func, select, union_all
+import orjson
+from sqlalchemy import String, bindparam, cast, func, literal, null, select, union_all
 from sqlmodel import Session
 
 from chipwatch.knowledge.models import ENTITY_TABLES
@@ -105,40 +107,63 @@ def all_entity_ids(*, session: Session) -> set[str]:
     return {i for i, _n, _a in _entity_rows(session, None)}
 
 
+@functools.cache
+def _fingerprint_query() -> Any:
+    """What the compiled rules depend on, in one round trip: a ``signals`` row (``count(*)`` and
+    ``max(updated_at)`` of the signals, as text) and an ``entity`` row (id, name, aliases as their stored
+    JSON text, undecoded) for each id bound to ``ids`` (expanding). Built once, so the statement's
+    compiled form is cached too."""
+    signals = select(
+        literal("signals").label("origin"),
+        cast(func.count(), String).label("id"),
+        cast(func.max(Signal.updated_at), String).label("name"),
+        null().label("aliases"),
+    )
+    ids = bindparam("ids", expanding=True)
+    entities = [
+        select(literal("entity").label("origin"), table.id, table.name, cast(table.aliases, String))
+        .where(table.id.in_(ids))
+        for table in ENTITY_TABLES.values()
+    ]
+    return union_all(signals, *entities)
+
+
 class _RulesCache:
     """Process-wide compiled rules, rebuilt only when the definitions or the names they use change.
 
-    The fingerprint is two cheap reads: ``count(*), max(updated_at)`` of the signals (every definition
-    write bumps ``updated_at``: the signals service and the seed loader do) and the name and aliases of
-    the entities the definitions name. It is read from the database on every call, so a definition or
-    alias written by another process (API replica, worker) is picked up at once.
+    The fingerprint is one read (:func:`_fingerprint_query`): ``count(*), max(updated_at)`` of the
+    signals (every definition write bumps ``updated_at``: the signals service and the seed loader do)
+    and the name and aliases, undecoded, of the entities the definitions name. It is read from the
+    database on every call, so a definition or alias written by another process (API replica, worker) is
+    picked up at once; the aliases are decoded only when a name changed.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._signals_key: tuple[Any, ...] | None = None
         self._defs: list[SignalDefinition] = []
-        self._entity_ids: set[str] = set()
+        self._entity_ids: tuple[str, ...] = ()
         self._entity_key: tuple[Any, ...] | None = None
         self._rules: CompiledRules | None = None
         self.compilations = 0
 
     def get(self, session: Session) -> CompiledRules:
         url = str(session.get_bind().engine.url)
-        count, latest = session.execute(select(func.count(), func.max(Signal.updated_at))).one()
-        signals_key = (url, count, latest)
+        with self._lock:
+            known_ids = self._entity_ids
+        signals_key, entity_key = _read_fingerprint(session, url, known_ids)
         with self._lock:
             same_defs = signals_key == self._signals_key
+            if same_defs and entity_key == self._entity_key and self._rules is not None:
+                return self._rules
             defs, entity_ids = (self._defs, self._entity_ids) if same_defs else (None, None)
         if defs is None or entity_ids is None:
             defs = self._load_definitions(session)
-            entity_ids = set().union(*(d.entity_ids() for d in defs)) if defs else set()
-        rows = _entity_rows(session, entity_ids)
-        entity_key = tuple(rows)
-        with self._lock:
-            if same_defs and entity_key == self._entity_key and self._rules is not None:
-                return self._rules
-        rules = _compile_tolerant(defs, [Entity(i, (n, *a)) for i, n, a in rows])
+            entity_ids = tuple(sorted(set().union(*(d.entity_ids() for d in defs)))) if defs else ()
+        if entity_ids != known_ids:  # the names were read for other definitions
+            signals_key, entity_key = _read_fingerprint(session, url, entity_ids)
+        entities = [Entity(i, (n, *_aliases(a))) for i, n, a in entity_key]
+        rules = _compile_tolerant(defs, entities)
         with self._lock:
             self._signals_key, self._defs, self._entity_ids = signals_key, defs, entity_ids
             self._entity_key, self._rules = entity_key, rules
@@ -159,7 +184,7 @@ class _RulesCache:
     def clear(self) -> None:
         with self._lock:
             self._signals_key = self._entity_key = self._rules = None
-            self._defs, self._entity_ids = [], set()
+            self._defs, self._entity_ids = [], ()
 
 
 def _compile_tolerant(defs: Sequence[SignalDefinition], entities: Sequence[Entity]) -> CompiledRules:
@@ -175,6 +200,26 @@ def _compile_tolerant(defs: Sequence[SignalDefinition], entities: Sequence[Entit
             except DefinitionError as exc:
                 log.error("signal left out of matching: %s", exc, extra={"signal_id": defn.id})
         return compile_signals(kept, entities)
+
+
+def _read_fingerprint(
+    session: Session, url: str, ids: tuple[str, ...]
+) -> tuple[tuple[Any, ...], tuple[tuple[str, str, str | None], ...]]:
+    """``((url, signal count, latest update), sorted (id, name, aliases JSON text) of ``ids``)``."""
+    rows = session.execute(_fingerprint_query(), {"ids": list(ids)}).all()
+    signals_key: tuple[Any, ...] = (url,)
+    entities = []
+    for origin, ident, name, aliases in rows:
+        if origin == "signals":
+            signals_key = (url, ident, name)
+        else:
+            entities.append((ident, name, aliases))
+    entities.sort(key=lambda row: (row[0], row[1], row[2] or ""))
+    return signals_key, tuple(entities)
+
+
+def _aliases(stored: str | None) -> tuple[str, ...]:
+    return tuple((orjson.loads(stored) if stored else None) or ())
 
 
 _rules_cache = _RulesCache()
