@@ -127,23 +127,29 @@ class ClusterDeployment(Record):
     source_links: tuple[str, ...] = ()
 
 
+# Column names made once, not once per row.
+_CHIP_NAMES = tuple((f"chip_{rank}", f"quantity_{rank}") for rank in ("primary", "secondary"))
+_OP_NAMES = tuple((key, f"op_{key}") for key in OP_COLUMNS)
+_SOURCE_NAMES = tuple(f"source_{n}" for n in range(1, 6))
+
+
 def _chips(cells: Cells) -> tuple[ChipQuantity, ...]:
     chips = []
-    for rank in ("primary", "secondary"):
-        chip = cells.text(f"chip_{rank}")
+    for chip_name, quantity_name in _CHIP_NAMES:
+        chip = cells.text(chip_name)
         if chip is not None:
-            chips.append(ChipQuantity(chip=chip, quantity=cells.integer(f"quantity_{rank}")))
+            chips.append(ChipQuantity(chip=chip, quantity=cells.integer(quantity_name)))
     return tuple(chips)
 
 
 def _op_s(cells: Cells) -> dict[str, float]:
-    figures = {key: cells.number(f"op_{key}") for key in OP_COLUMNS}
+    figures = {key: cells.number(column) for key, column in _OP_NAMES}
     return {key: value for key, value in figures.items() if value is not None}
 
 
 def _cluster(cells: Cells) -> ClusterDeployment:
     name = cells.required("name")
-    links = tuple(url for n in range(1, 6) for url in cells.links(f"source_{n}"))
+    links = tuple(url for column in _SOURCE_NAMES for url in cells.links(column))
     return ClusterDeployment(
         row=cells.row,
         line=cells.line,
