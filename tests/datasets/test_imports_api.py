@@ -114,6 +114,25 @@ def test_dry_run_answers_200_and_writes_nothing(client, admin_headers):
     assert count("chips") == chips and client.get("/v1/imports").json()["items"] == []
 
 
+def test_options_sent_in_the_form_are_refused_not_dropped(client, admin_headers):
+    # dry_run belongs in the query string; dropped from the form, the import would have been written.
+    path = corpus_dir() / EPOCH_NEW
+    chips = count("chips")
+    r = client.post(
+        "/v1/imports",
+        data={"kind": "epoch-ml-hardware", "dry_run": "true", "hardwre": "x"},
+        files={"file": (path.name, path.read_bytes())},
+        headers=admin_headers,
+    )
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["errors"] == [
+        {"field": "dry_run",
+         "message": "unknown form field; dry_run goes in the query string (?dry_run=...), not the form"},
+        {"field": "hardwre", "message": "unknown form field; did you mean 'hardware'?"},
+    ]
+    assert count("chips") == chips and client.get("/v1/imports").json()["items"] == []
+
+
 def test_history_of_an_imported_fact_over_http(client, admin_headers):
     _upload(client, admin_headers, "epoch-ml-hardware", EPOCH_OLD)
     second = _upload(client, admin_headers, "epoch-ml-hardware", EPOCH_NEW).json()

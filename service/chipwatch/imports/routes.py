@@ -25,7 +25,7 @@ from chipwatch.imports.service import ImportFile
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound, database_problem, invalid
 from chipwatch.kit.pagination import CursorQ, LimitQ, Page
-from chipwatch.kit.query import choice
+from chipwatch.kit.query import choice, reject_unknown_form
 from chipwatch.kit.request_limits import body_cap
 from chipwatch.kit.sessions import ReadSession, WriteSession
 
@@ -72,7 +72,7 @@ async def _read_upload(upload: UploadFile, max_bytes: int) -> bytes:
     response_model=ImportPublic,
     status_code=201,
     # an upload is a whole dataset file: allowed up to the fetch cap plus room for the multipart envelope
-    dependencies=[AdminDep, body_cap(lambda s: s.fetch_max_bytes + 65536)],
+    dependencies=[AdminDep, body_cap(lambda s: s.fetch_max_bytes + 65536), Depends(reject_unknown_form)],
     responses={
         200: {"description": "dry run: what the import would do; nothing written"},
         413: {"description": "file over fetch_max_bytes"},

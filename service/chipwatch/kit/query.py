@@ -68,6 +68,42 @@ async def reject_unknown_query(request: Request) -> None:
     raise ApiError(422, "Unprocessable Content", detail, errors=errors)
 
 
+def _form_names(dependant: object) -> set[str]:
+    names = {param.alias for param in getattr(dependant, "body_params", ())}
+    for sub in getattr(dependant, "dependencies", ()):
+        names |= _form_names(sub)
+    return names
+
+
+async def reject_unknown_form(request: Request) -> None:
+    """Request dependency for a form route: a 422 naming every form field the route does not declare.
+
+    An option sent in the form that the route reads from the query string (``dry_run`` given as a form
+    field) would otherwise be dropped and the import written; the message says where it goes instead.
+    """
+    route = request.scope.get("route")
+    if route is None:
+        return
+    form = await request.form()  # parsed once per request: the route's own form parameters read the same
+    allowed = _form_names(getattr(route, "dependant", None))
+    in_query = declared_query_names(route)
+    errors = []
+    for name in dict.fromkeys(form.keys()):
+        if name in allowed:
+            continue
+        if name in in_query:
+            message = f"unknown form field; {name} goes in the query string (?{name}=...), not the form"
+        else:
+            close = suggest(name, allowed)
+            message = "unknown form field; " + (
+                f"did you mean {close!r}?" if close else f"this endpoint takes {', '.join(sorted(allowed))}"
+            )
+        errors.append({"field": name, "message": message})
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
+
+
 def choice(values: Iterable[str]) -> Any:
     """A ``Literal`` of ``values`` to annotate an enum-like query parameter with: a value outside them is
     a 422 naming the parameter (``must be one of ...``), and OpenAPI lists them as its enum."""
@@ -99,4 +135,11 @@ def require_choice(name: str, value: str | None, allowed: Iterable[str]) -> None
     raise ApiError(422, "Unprocessable Content", f"{name}: {message}", errors=errors)
 
 
-__all__ = ["choice", "declared_query_names", "reject_unknown_query", "require_choice", "unknown_value"]
+__all__ = [
+    "choice",
+    "declared_query_names",
+    "reject_unknown_form",
+    "reject_unknown_query",
+    "require_choice",
+    "unknown_value",
+]
