@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     # Pages: the origins (scheme://host[:port], comma-separated) admin forms may be posted from. Unset,
     # a form's Origin must match the request's Host header; set it behind a proxy that rewrites Host.
     public_origins: str | None = None
+    # The proxies (addresses, comma-separated, or *) whose X-Forwarded-For and X-Forwarded-Proto are
+    # believed. Unset, no one's are: a client could otherwise name any address it likes and so escape
+    # the per-address login throttle (uvicorn on its own trusts every client on 127.0.0.1).
+    forwarded_allow_ips: str | None = None
 
     @field_validator("database_url")
     @classmethod

@@ -59,6 +59,8 @@ def serve(settings: Settings, *, host: str, port: int, workers: int = 1) -> bool
         log_config=log_config(settings),
         log_level=None,
         access_log=settings.access_log,
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=settings.forwarded_allow_ips,
     )
     what = "API and scheduled jobs" if settings.scheduler_enabled else "API only"
     log.info("listening on %s (%s, %d worker process%s)", base_url(host, port), what, workers,

@@ -189,3 +189,32 @@ def test_the_access_log_is_one_line_per_request_when_set(db, tmp_path):
     race = [line for line in lines if '"GET /v1/race HTTP/1.1" 200' in line]
     assert len(race) == 1 and "uvicorn.access" in race[0]
 
+
+
+def _failed_logins(base_url: str, tries: int) -> list[int]:
+    # Each try claims to come from another address; only a trusted proxy may say so.
+    return [
+        httpx.post(f"{base_url}/login", data={"token": "wrong", "next": "/"},
+                   headers={"X-Forwarded-For": f"198.51.100.{n}"}).status_code
+        for n in range(1, tries + 1)
+    ]
+
+
+def test_a_client_cannot_escape_the_login_throttle_by_naming_another_address(db, tmp_path):
+    port = _free_port()
+    process = _serve(tmp_path, port, "--no-scheduler", **db_settings(db))
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}", process)
+        assert _failed_logins(f"http://127.0.0.1:{port}", 11) == [401] * 10 + [429]
+    finally:
+        _stop(process)
+
+
+def test_a_trusted_proxy_names_the_client_the_throttle_counts(db, tmp_path):
+    port = _free_port()
+    process = _serve(tmp_path, port, "--no-scheduler", forwarded_allow_ips="127.0.0.1", **db_settings(db))
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}", process)
+        assert _failed_logins(f"http://127.0.0.1:{port}", 11) == [401] * 11
+    finally:
+        _stop(process)
