@@ -6,11 +6,13 @@ command can share one file; PostgreSQL is reached through psycopg 3 when ``CHIPW
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
@@ -43,6 +45,32 @@ class ChangeClock:
 
 change_clock = ChangeClock()
 
+_ORJSON_OPTIONS = (
+    orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _refuse(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def json_text(value: object) -> str:
+    """``value`` as JSON text for a JSON column: orjson's compact encoding (several times faster than
+    the standard library's, which the engine would use otherwise).
+
+    What orjson would encode differently from ``json.dumps`` (dates and times, dataclasses, subclasses
+    of str, int, dict or list, integers beyond 64 bits) goes to ``json.dumps``, so a value the standard
+    encoder refuses (a datetime, a Decimal) is still refused with its TypeError rather than stored in
+    some other form.
+    """
+    try:
+        return orjson.dumps(value, default=_refuse, option=_ORJSON_OPTIONS).decode()
+    except TypeError:
+        return json.dumps(value)
+
 
 def _on_sqlite_connect(dbapi_conn, _record) -> None:  # pragma: no cover - exercised by every test
     cur = dbapi_conn.cursor()
@@ -69,6 +97,7 @@ def make_engine(url: str) -> Engine:
             connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
             pool_size=16,
             max_overflow=16,
+            json_serializer=json_text,
         )
         if db_file is not None:
             # SQLite creates the file with the umask's mode (often 0644), and its -wal and -shm files copy
@@ -94,7 +123,9 @@ def make_engine(url: str) -> Engine:
 
     else:
         try:
-            engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+            engine = create_engine(
+                url, pool_pre_ping=True, pool_size=10, max_overflow=20, json_serializer=json_text
+            )
         except ModuleNotFoundError as exc:
             raise RuntimeError(
                 f"no driver for {parsed.get_backend_name()} ({exc.name} is not installed); "
