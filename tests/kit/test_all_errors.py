@@ -68,15 +68,16 @@ def test_a_webhook_with_a_bad_event_type_names_its_unknown_signal_ids(client, ad
     body = {"url": "http://127.0.0.1:9/hook", "event_types": ["signal.nope"],
             "signal_ids": ["no-such-signal"]}
     errors = _errors(client.post("/v1/webhooks", json=body, headers=admin_headers))
-    assert set(errors) == {"event_types.0", "signal_ids"}
-    assert errors["signal_ids"] == "unknown signal id(s): no-such-signal"
+    assert set(errors) == {"event_types.0", "signal_ids.0"}
+    assert errors["signal_ids.0"] == "no signal with id 'no-such-signal'"
 
 
 def test_a_webhook_refused_by_the_service_names_every_field(client, admin_headers):
-    body = {"url": "ftp://example.invalid/hook", "signal_ids": ["no-such-signal", "another"]}
+    known = client.get("/v1/signals", params={"limit": 1}).json()["items"][0]["id"]
+    body = {"url": "ftp://example.invalid/hook", "signal_ids": ["no-such-signal", known, "another"]}
     errors = _errors(client.post("/v1/webhooks", json=body, headers=admin_headers))
-    assert set(errors) == {"url", "signal_ids"}
-    assert errors["signal_ids"] == "unknown signal id(s): no-such-signal, another"
+    assert set(errors) == {"url", "signal_ids.0", "signal_ids.2"}  # each unknown id by its place
+    assert errors["signal_ids.2"] == "no signal with id 'another'"
 
 
 def test_a_result_with_a_nan_a_negative_bound_and_unknown_references(client, admin_headers):

@@ -93,13 +93,19 @@ def _event_types(values: Iterable[str] | None) -> list[str]:
 
 
 def _signal_ids(session: Session, values: Iterable[str]) -> list[str]:
-    ids = list(dict.fromkeys(v.strip() for v in values))
+    given = [v.strip() for v in values]
+    ids = list(dict.fromkeys(given))
     if not ids:
         return []
     known = set(session.scalars(select(Signal.id).where(Signal.id.in_(ids))).all())
-    missing = [i for i in ids if i not in known]
-    if missing:
-        raise invalid("signal_ids", f"unknown signal id(s): {', '.join(missing)}")
+    # Each unknown id is named by its place in the list given (signal_ids.1), as every other field is.
+    errors = [
+        {"field": f"signal_ids.{n}", "message": f"no signal with id {v!r}"}
+        for n, v in enumerate(given) if v not in known
+    ]
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
     return ids
 
 
