@@ -3,6 +3,7 @@ the service's own assets, offline API docs, sessions, CSRF, and the admin action
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 
@@ -214,6 +215,9 @@ def test_forms_behind_a_proxy_are_judged_by_the_public_origins(client, monkeypat
             follow_redirects=False,
         )
         assert answer.status_code == expected, origin
+        if expected == 403:  # says why, not "reload the page", which cannot help
+            assert "Form from another site" in answer.text and "CHIPWATCH_PUBLIC_ORIGINS" in answer.text
+            assert repr(origin) in html.unescape(answer.text) and "reload" not in answer.text
     assert client.get(f"/v1/signals/{SIGNAL}").json()["status"] == "resolved"
 
 

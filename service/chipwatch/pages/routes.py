@@ -96,7 +96,16 @@ async def admin_action(request: Request) -> AdminAction:
     if not viewer.is_admin:
         raise PageError(403, "Admins only", "Log in with the admin token to do this.", back="/login")
     form = await request.form()
-    if not same_origin(request, settings.public_origins) or not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
+    if not same_origin(request, settings.public_origins):
+        # Reloading cannot help here: the page was served from another origin (another site, or this
+        # service behind a proxy whose public origin is not configured).
+        raise PageError(
+            403,
+            "Form from another site",
+            f"The form was posted from {request.headers.get('origin')!r}, not from this service, so it was "
+            "refused. Behind a proxy that rewrites Host, list the public origin in CHIPWATCH_PUBLIC_ORIGINS.",
+        )
+    if not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
         raise PageError(
             403, "Form expired", "The form was not sent from this session; reload the page and try again."
         )
