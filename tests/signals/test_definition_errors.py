@@ -25,6 +25,24 @@ def test_two_schema_errors_are_both_reported(client, admin_headers):
     assert "rumour" in errors["yes_when.0.item.source_trust.0"]
 
 
+def test_unknown_ids_beside_schema_errors_in_the_same_condition_are_reported(client, admin_headers):
+    body = definition("half-bad", yes=[
+        {"result": {"chip": "no-such-chip", "verification": "maybe"}},
+        {"funding": {"vendor": "no-such-vendor", "amount_gte": -5, "currency": "usd", "extra": 1}},
+        {"item": {"mentions_all": ["no-such-model"], "number": {"unit": "furlong", "gte": 1}}},
+    ])
+    errors = _errors(client.post("/v1/signals", json=body, headers=admin_headers))
+    assert set(errors) == {
+        "yes_when.0.result.verification", "yes_when.0.result.chip",
+        "yes_when.1.funding.extra", "yes_when.1.funding.amount_gte", "yes_when.1.funding.currency",
+        "yes_when.1.funding.vendor",
+        "yes_when.2.item.number.unit", "yes_when.2.item.mentions_all.0",
+    }
+    assert errors["yes_when.0.result.chip"] == "unknown entity id 'no-such-chip'"
+    assert errors["yes_when.1.funding.vendor"] == "unknown entity id 'no-such-vendor'"
+    assert errors["yes_when.2.item.mentions_all.0"] == "unknown entity id 'no-such-model'"
+
+
 def test_every_rule_beyond_the_schema_is_reported(client, admin_headers):
     tomorrow = (datetime.now(UTC).date() + timedelta(days=1)).isoformat()
     body = definition(

@@ -463,6 +463,22 @@ def _schema_problems(validator: Draft202012Validator, data: Any) -> list[tuple[s
     return problems
 
 
+class _WholeConditionRefused(Exception):
+    pass
+
+
+def _without(raw: Any, refused: list[list[str]]) -> Any:
+    # A condition the schema refused in part: its constraints the schema did not name are still checked
+    # (an unknown chip beside a misspelt verification), so each refused constraint is dropped whole.
+    if not isinstance(raw, Mapping) or len(raw) != 1:
+        raise _WholeConditionRefused
+    [(kind, body)] = raw.items()
+    if not isinstance(body, Mapping) or any(len(path) < 2 or path[0] != kind for path in refused):
+        raise _WholeConditionRefused
+    dropped = {path[1] for path in refused}
+    return {kind: {key: value for key, value in body.items() if key not in dropped}}
+
+
 def _placeholder() -> Condition:
     # Stands for a condition the schema refused, keeping the others' indexes; as a change condition it
     # names no entity and has no bounds, so the checks find nothing in it.
@@ -494,12 +510,15 @@ def partial_problems(
         if side in refused:  # the list itself (its size, its type) was refused
             continue
         steps = [f.split(".") for f in refused if f.startswith(f"{side}.")]
-        bad = {int(step[1]) for step in steps if step[1].isdigit()}
+        bad: dict[int, list[list[str]]] = {}
+        for step in steps:
+            if step[1].isdigit():
+                bad.setdefault(int(step[1]), []).append(step[2:])
         built = []
         for i, raw in enumerate(conditions):
             try:
-                built.append(_placeholder() if i in bad else Condition.model_validate(raw))
-            except PydanticError:
+                built.append(Condition.model_validate(_without(raw, bad[i]) if i in bad else raw))
+            except (PydanticError, _WholeConditionRefused):
                 built.append(_placeholder())
         parts[side] = built
     defn = SignalDefinition.model_construct(**parts)
