@@ -40,6 +40,14 @@ def test_unknown_leaderboard_scenario_is_named_and_known_ones_pass_in_any_case(c
     assert client.get("/v1/race/leaderboard", params={"scenario": "PEAK"}).status_code == 200
 
 
+def test_unknown_leaderboard_model_is_named_and_ids_and_stated_names_pass(client):
+    # An unknown model answered an empty board, which reads like "no results for it yet".
+    error = _only_error(client.get("/v1/race/leaderboard", params={"model": "gpt-oss-12b"}))
+    assert error["field"] == "model" and "did you mean 'gpt-oss-120b'?" in error["message"]
+    for model in ("gpt-oss-120b", "GPT-OSS Modules"):  # a model id; a name a seeded result states
+        assert client.get("/v1/race/leaderboard", params={"model": model}).status_code == 200, model
+
+
 def test_unknown_import_kind_is_named_with_the_kinds(client):
     error = _only_error(client.get("/v1/imports", params={"kind": "nope"}))
     assert error["field"] == "kind"

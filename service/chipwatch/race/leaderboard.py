@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session
 
-from chipwatch.knowledge.models import Benchmark, Chip, Result
+from chipwatch.knowledge.models import Benchmark, Chip, Model, Result
 
 DEFAULT_BENCHMARK = "mlperf-inference"
 DEFAULT_METRIC = "tokens_per_s"
@@ -114,6 +114,13 @@ def known_scenarios(*, session: Session) -> set[str]:
     column = Result.operating_point
     points = session.scalars(select(column).where(column.is_not(None)).distinct())
     return {p.casefold() for p in points}
+
+
+def known_models(*, session: Session) -> set[str]:
+    """Every value the ``model`` filter can match: the knowledge base's model ids and the model names
+    results state (``model_label``, such as llama2-70b-99), case-folded as the filter compares them."""
+    labels = session.scalars(select(Result.model_label).where(Result.model_label.is_not(None)).distinct())
+    return {*session.scalars(select(Model.id)), *(label.casefold() for label in labels)}
 
 
 def build_leaderboard(

@@ -73,7 +73,7 @@ async def leaderboard(
     """The best result per chip for a benchmark, model, scenario and metric, best first, each with its
     provenance (dataset, version, row key, link, verification). Current facts only; one chip per result
     (mixed systems and results without a chip are left out); derived metrics are shown with formula and
-    inputs. 422 when ``benchmark``, ``metric`` or ``scenario`` is unknown."""
+    inputs. 422 when ``benchmark``, ``metric``, ``model`` or ``scenario`` is unknown."""
 
     def build():
         with session_scope(write=False) as session:
@@ -83,6 +83,10 @@ async def leaderboard(
                 if scenario is not None:
                     scenarios = leaderboard_service.known_scenarios(session=session)
                     require_choice("scenario", scenario.casefold(), scenarios)
+                if model is not None:
+                    models = leaderboard_service.known_models(session=session)
+                    if model not in models:  # a model id as given, or a stated name in any case
+                        require_choice("model", model.casefold(), models)
                 return leaderboard_service.build_leaderboard(
                     session=session, benchmark=benchmark, model=model, scenario=scenario, metric=metric,
                     limit=limit,
