@@ -43,6 +43,19 @@ def test_unknown_ids_beside_schema_errors_in_the_same_condition_are_reported(cli
     assert errors["yes_when.2.item.mentions_all.0"] == "unknown entity id 'no-such-model'"
 
 
+def test_a_patch_renaming_a_signal_still_lists_its_other_problems(client, admin_headers):
+    signal_id = client.get("/v1/signals", params={"limit": 1}).json()["items"][0]["id"]
+    body = {"id": "renamed", "question": 5, "yes_when": [{"result": {"chip": "no-such-chip"}}]}
+    errors = _errors(client.patch(f"/v1/signals/{signal_id}", json=body, headers=admin_headers))
+    assert errors == {
+        "id": "cannot be changed; create a new signal instead",
+        "question": "must be of type string; got number",
+        "yes_when.0.result.chip": "unknown entity id 'no-such-chip'",
+    }
+    alone = _errors(client.patch(f"/v1/signals/{signal_id}", json={"id": "renamed"}, headers=admin_headers))
+    assert alone == {"id": "cannot be changed; create a new signal instead"}
+
+
 def test_every_rule_beyond_the_schema_is_reported(client, admin_headers):
     tomorrow = (datetime.now(UTC).date() + timedelta(days=1)).isoformat()
     body = definition(

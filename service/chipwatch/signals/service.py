@@ -345,7 +345,14 @@ def update_signal(
     if not isinstance(changes, dict):
         raise DefinitionError("", "a change must be an object of definition fields")
     if "id" in changes and changes["id"] != signal_id:
-        raise DefinitionError("id", "cannot be changed; create a new signal instead")
+        # The other changes are checked too, so one refusal lists everything to fix.
+        refused = [("id", "cannot be changed; create a new signal instead")]
+        rest = {key: value for key, value in changes.items() if key != "id"}
+        try:
+            _validate(session, _changed_document(_existing(session, signal_id), rest))
+        except DefinitionError as exc:
+            raise DefinitionError.of(refused + exc.problems) from exc
+        raise DefinitionError.of(refused)
     prepared = None
     if snapshot is not None:
         before = _existing(snapshot, signal_id)
