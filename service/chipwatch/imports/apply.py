@@ -156,7 +156,16 @@ def insert_rows(session: Session, table: type[SQLModel], rows: list[dict[str, An
     :data:`BATCH` rows of the table itself, not the mapped class (without the ORM's bulk machinery),
     JSON values serialised by orjson."""
     statement, json_columns = _json_insert(table)
-    bound = [{k: _json_text(v) if k in json_columns else v for k, v in row.items()} for row in rows]
+    if not rows:
+        return
+    # Rows share their keys: find the JSON ones once and replace only those in a copy of each row.
+    present = [name for name in rows[0] if name in json_columns]
+    bound = []
+    for row in rows:
+        copy = row.copy()
+        for name in present:
+            copy[name] = _json_text(copy[name])
+        bound.append(copy)
     for chunk in _chunks(bound):
         session.execute(statement, chunk)
 
