@@ -42,8 +42,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                    " sign", "powered", "gigawatt", "megawatt", "-gpu",
                    # a summary's sentence that places the item's deployment ("a data center in Tokyo")
                    "center in ", "centre in ", "campus in ",
-                   "部署", "上线", "投运", "运行", "运营", "投产", "点亮", "建成", "建设", "采购",
-                   "使用", "扩至", "扩容",
+                   "部署", "上线", "投运", "运行", "投入运营", "正式运营", "投产", "点亮", "建成",
+                   "建设", "采购", "使用", "扩至", "扩容",
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
@@ -57,7 +57,7 @@ _FIGURES = re.compile(
 )
 # Claimant words keep a sentence when the item states a benchmark claim ("OpenAI presented the range").
 _CLAIMANT = (" says", " said", "claim", "presented", "measured", "according to", " tests", " note:",
-             "称", "表示", "测得", "数据来自", "测试")
+             "称", "表示", "测得", "数据来自", "内部测试", "实测")
 _CLAIMANT_WORDS = re.compile("|".join(re.escape(word) for word in _CLAIMANT))
 
 

@@ -221,11 +221,13 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
 # Launches
 
 _LAUNCH = re.compile(
+    r"(?=[ludirsbtpa正发推亮首])(?:"
     r"\b(?:launch(?:es|ed)?|unveil(?:s|ed)?|announc(?:es|ed)|introduc(?:es|ed)|debut(?:s|ed)|releas(?:es|ed)"
     r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
     r"|takes (?:the )?wraps off|pulls (?:the )?wraps off"
     r"|reveal(?:s|ed)|presents|presented|shows|showed)\b"
-    r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)",
+    r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)"
+    r")",
     re.IGNORECASE,
 )
 _OBJECT_DESCRIPTORS = re.compile(

@@ -26,7 +26,10 @@ _COUNTED = (
     r"[\d,.]*(?:\s(?:thousand|million))?\s(?:[\w-]+\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?"
     r"|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
 )
+# Each pattern below opens with the characters its branches can start with: the engine then skips
+# most positions in one test instead of trying every branch there (about twice as fast on news text).
 _VERBS = re.compile(
+    r"(?=[bsgwicohrtflpadnu已上投正点建开将计拟预采使规部])(?:"
     r"(?P<op>\bbrings?\s(?:\S+\s){0,6}?online\b|\bbrought\s(?:\S+\s){0,6}?online\b|\bswitch(?:es|ed)? on\b"
     r"|\b(?:goes|go|went|is|are|now) live\b|\bcomes? online\b|\bcame online\b|\bopens\b|\bopened\b"
     r"|\bha(?:s|ve) deployed\b|\breceived\b|\btrained (?:entirely |exclusively )?on\b|\bruns on\b"
@@ -48,7 +51,8 @@ _VERBS = re.compile(
     r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用"
     # 规划 plans compute only when power, capacity or cards follow ("规划总功率1.5吉瓦")
     r"|规划(?=[^，。]{0,8}?(?:功率|算力|容量|吉瓦|兆瓦|GW|MW|万?张|万?卡)))"
-    r"|(?P<cnany>部署)",
+    r"|(?P<cnany>部署)"
+    r")",
     re.IGNORECASE,
 )
 _ON_CHIPS = re.compile(r"trained|runs on", re.IGNORECASE)

@@ -17,9 +17,11 @@ from chipwatch.candidates.names import back_reference, name_after, name_before
 from chipwatch.candidates.textparts import CJK, Draft, Name, Part
 
 _NOT_YET = re.compile(
+    r"(?=[itscwpmlear洽寻拟考传或计])(?:"
     r"\b(?:in talks|talks to|seeking|seeks|said to be|is said to|considering|weighs|weighing|plans to raise"
     r"|in discussions|could raise|may raise|looking to|exploring|explores|would raise|aims to raise"
-    r"|rumou?red|in early talks)\b|洽谈|寻求|拟融资|考虑|传闻|或将|计划融资",
+    r"|rumou?red|in early talks)\b|洽谈|寻求|拟融资|考虑|传闻|或将|计划融资"
+    r")",
     re.IGNORECASE,
 )
 _RAISE = re.compile(
@@ -61,11 +63,13 @@ _CN_RAISE = re.compile(
 )
 _CN_VALUATION = re.compile(r"估值")
 _ROUND = re.compile(
+    r"(?=[spimea-h种天上募战])(?:"
     r"\bSeries\s(?P<series>[A-H])(?P<tail>\+|\d)?(?![\w])|(?P<preipo>\bpre-IPO\b|Pre-IPO轮)|(?P<prea>Pre-A\+?轮)"
     r"|(?P<seed>\bseed\b|种子轮)|(?P<angel>\bangel\b|天使轮)"
     r"|(?P<ipo>\bIPO\b|上市募资|募资|\b(?:market|stock|share|exchange) listing\b)"
     r"|(?P<strategic>\bstrategic (?:round|investment|funding)\b|战略融资|战略投资)"
-    r"|(?<![A-Za-z])(?P<cn>[A-H])(?P<cntail>\+)?轮",
+    r"|(?<![A-Za-z])(?P<cn>[A-H])(?P<cntail>\+)?轮"
+    r")",
     re.IGNORECASE,
 )
 
