@@ -3,9 +3,12 @@ through by a new alias), fact history over HTTP, and ``chipwatch import``."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 from chipwatch.cli import app
+from chipwatch.db import session_scope
+from chipwatch.imports.models import Import
 from tests.fixtures.corpus import corpus_dir, requires_corpus
 from tests.fixtures.imports import (
     EPOCH_NEW,
@@ -104,7 +107,12 @@ def test_refusals_are_problems_and_listed(client, admin_headers):
     )
     assert both.status_code == 422
     assert both.json()["errors"] == [{"field": "file", "message": "give either a file or a url, not both"}]
-    assert len(client.get("/v1/imports").json()["items"]) == 1
+    unknown = client.post(
+        "/v1/imports", data={"kind": "no-such-kind"}, files={"file": (path.name, path.read_bytes())},
+        headers=admin_headers,
+    )
+    assert unknown.status_code == 422 and [e["field"] for e in unknown.json()["errors"]] == ["kind"]
+    assert len(client.get("/v1/imports").json()["items"]) == 1  # a kind that does not exist is not listed
 
 
 def test_dry_run_answers_200_and_writes_nothing(client, admin_headers):
@@ -199,6 +207,11 @@ def test_cli_import_prints_the_summary(db):
     assert refused.exit_code == 1 and "import refused, nothing written" in refused.output
     missing = runner.invoke(app, ["import", "epoch-ml-hardware", "/no/such/file.csv"], terminal_width=200)
     assert missing.exit_code == 2 and "cannot read" in missing.output
+    unknown = runner.invoke(app, ["import", "no-such-kind", path], terminal_width=200)
+    assert unknown.exit_code == 2 and "unknown dataset kind 'no-such-kind'" in unknown.output
+    with session_scope(write=False) as session:  # the applied one and the refused one; none of no kind
+        kinds = session.scalars(select(Import.kind).order_by(Import.id)).all()
+    assert kinds == ["epoch-funding-rounds", "epoch-ml-hardware"]
 
 
 def test_an_upload_larger_than_the_general_body_cap_is_read(client, admin_headers):

@@ -54,7 +54,7 @@ def import_dataset(
     (the SHA-256 over the files' sorted digests), errors reported by file name.
 
     Exit status: 0 imported (or dry run), 1 refused (wrong kind of file, no rows, --strict with bad
-    rows), 2 the file could not be read or fetched, or the database is not initialised.
+    rows), 2 an unknown kind, the file could not be read or fetched, or the database is not initialised.
     """
     from chipwatch.preflight import NotReady, require_initialised
 
@@ -66,6 +66,9 @@ def import_dataset(
     except NotReady as exc:
         typer.echo(f"chipwatch: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if kind not in DATASET_KINDS:  # a usage error: nothing is read, and no refused import is recorded
+        console.print(f"[red]unknown dataset kind {kind!r}[/red]; expected one of {', '.join(DATASET_KINDS)}")
+        raise typer.Exit(2)
     wire()
     options = {k: v for k, v in {"hardware": hardware, "accelerator_count": accelerators}.items() if v}
     location = " ".join(locations)

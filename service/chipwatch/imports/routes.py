@@ -80,7 +80,8 @@ async def _read_upload(upload: UploadFile, max_bytes: int) -> bytes:
 )
 async def create_import(
     response: Response,
-    kind: str = Form(..., max_length=32, description="dataset kind, e.g. epoch-ml-hardware"),
+    # Checked as the request is read: an unknown kind is a 422 naming ``kind``, and no import is recorded.
+    kind: DatasetKindName = Form(..., description="dataset kind, e.g. epoch-ml-hardware"),
     file: UploadFile | None = File(None, description="the dataset file (or give url)"),
     files: list[UploadFile] | None = File(
         None,
