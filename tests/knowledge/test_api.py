@@ -170,6 +170,10 @@ def test_nul_characters_are_refused_not_crashing(client, admin_headers):
         assert client.get("/v1/chips/nul-chip").status_code == 404
     r = client.get("/v1/results", params={"metric": "tpot\u0000"})
     assert r.status_code in (200, 422)
+    read = client.get("/v1/chips/nul%00chip")  # a read stores nothing, so it does not say "stored"
+    assert read.status_code in (404, 422), read.text
+    if read.status_code == 422:
+        assert read.json()["detail"].startswith("a value cannot be looked up: ")
 
 
 @pytest.mark.parametrize("path", ["/v1/signals", "/v1/results", "/v1/sources", "/v1/items", "/v1/chips"])

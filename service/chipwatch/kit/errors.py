@@ -211,7 +211,9 @@ def install_error_handlers(app: FastAPI) -> None:
         # The database refused a value the models let through (PostgreSQL stores no NUL character in
         # text, for one); the transaction was rolled back, so nothing was written.
         reason = str(exc.orig).splitlines()[0] if exc.orig is not None else "value not storable"
-        return problem_response(422, "Unprocessable Content", f"a value cannot be stored: {reason}",
+        # A read stores nothing: its value (an id in the path, a filter) cannot be looked up.
+        what = "looked up" if request.method in ("GET", "HEAD") else "stored"
+        return problem_response(422, "Unprocessable Content", f"a value cannot be {what}: {reason}",
                                 request.url.path)
 
     @app.exception_handler(DBAPIError)
