@@ -109,6 +109,15 @@ def test_the_leaderboard_page_ranks_what_the_leaderboard_service_ranks(client):
     assert "MLPerf" not in _text(html).split("Show")[-1] and "DeepSeek R1, low latency" not in html
 
 
+def test_the_leaderboard_page_names_a_filter_no_result_has(client):
+    html = client.get("/leaderboards", params={"benchmark": "inferencex", "model": "gpt-oss-12b"}).text
+    notice = _text(html[html.index('id="unknown-filter"') + len('id="unknown-filter">'):])
+    assert notice.startswith("No imported result has the model “gpt-oss-12b”: pick one from the list above.")
+    assert "appear here once imported" not in html  # the seeded results are there; the filter is wrong
+    known = client.get("/leaderboards", params={"benchmark": "inferencex", "model": "gpt-oss-120b"}).text
+    assert 'id="unknown-filter"' not in known
+
+
 def test_the_sources_page_filters_failing_sources(client, db):
     from chipwatch.db import session_scope
     from chipwatch.sources.models import Source

@@ -217,6 +217,8 @@ async def leaderboards_page(
     """MLPerf Inference and InferenceX results ranked per model and scenario: charts and sortable tables,
     filtered by benchmark, model and scenario."""
 
+    selected = {"benchmark": benchmark or "", "model": model or "", "scenario": scenario or ""}
+
     def build(v: Viewer) -> bytes:
         with session_scope(write=False) as session:
             data = reads.leaderboard_page(
@@ -228,7 +230,9 @@ async def leaderboards_page(
             boards=views.leaderboards(data["boards"], data["names"], data["sources"]),
             choices=data["choices"],
             names=data["names"],
-            selected={"benchmark": benchmark or "", "model": model or "", "scenario": scenario or ""},
+            selected=selected,
+            # A filter no imported result has would read as "nothing imported yet"; the page names it.
+            unknown=[key for key, value in selected.items() if value and value not in data["choices"][key]],
         )
 
     return await page(request, viewer, build)
