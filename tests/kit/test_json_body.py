@@ -82,3 +82,13 @@ def test_a_body_that_is_not_json_names_the_body_and_where_it_breaks(client, admi
         }
     ]
     assert client.get("/v1/signals/x").status_code == 404
+
+
+def test_a_body_that_is_not_utf8_names_the_body_and_the_byte(client, admin_headers):
+    body = b'{"url": "https://a.example/f", "name": "\xff\xfe", "trust": "press"}'
+    before = client.get("/v1/sources", params={"limit": 500}).json()["items"]
+    resp = client.post("/v1/sources", content=body,
+                       headers={**admin_headers, "content-type": "application/json"})
+    assert resp.status_code == 422 and resp.headers["content-type"] == "application/problem+json"
+    assert resp.json()["errors"] == [{"field": "body", "message": "not valid JSON: not UTF-8 at byte 40"}]
+    assert client.get("/v1/sources", params={"limit": 500}).json()["items"] == before

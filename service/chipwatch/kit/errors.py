@@ -180,6 +180,11 @@ def install_error_handlers(app: FastAPI) -> None:
             message = "nested too deep to read (JSON bodies may nest 32 levels)"
             return problem_response(422, "Unprocessable Content", f"body: {message}", request.url.path,
                                     errors=[{"field": "body", "message": message}])
+        if isinstance(exc.__cause__, UnicodeDecodeError):
+            # JSON is UTF-8 (RFC 8259); the reader's own answer would be a bare "error parsing the body".
+            message = f"not valid JSON: not UTF-8 at byte {exc.__cause__.start}"
+            return problem_response(422, "Unprocessable Content", f"body: {message}", request.url.path,
+                                    errors=[{"field": "body", "message": message}])
         detail = str(exc.detail) if exc.detail else None
         resp = problem_response(exc.status_code, _status_title(exc.status_code), detail, request.url.path)
         for k, v in (exc.headers or {}).items():
