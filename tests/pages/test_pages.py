@@ -182,6 +182,12 @@ def test_login_exchanges_the_token_for_a_strict_http_only_cookie(client):
     wrong = client.post("/login", data={"token": "nope", "next": "/"}, follow_redirects=False)
     assert wrong.status_code == 401 and "That token is not valid here." in wrong.text
     assert COOKIE_NAME not in wrong.headers.get("set-cookie", "")
+    foreign = client.post("/login", data={"token": ADMIN_TOKEN, "next": "/"},
+                          headers={"Origin": "https://evil.example"}, follow_redirects=False)
+    assert foreign.status_code == 403 and COOKIE_NAME not in foreign.headers.get("set-cookie", "")
+    # a good token is not called invalid: the page says where the form came from
+    assert "not valid" not in foreign.text and "CHIPWATCH_PUBLIC_ORIGINS" in foreign.text
+    assert "https://evil.example" in foreign.text
     answer = client.post(
         "/login", data={"token": ADMIN_TOKEN, "next": "//evil.example/x"}, follow_redirects=False
     )

@@ -305,7 +305,8 @@ async def login(
     request: Request, token: str = Form("", max_length=500), next: str = Form("/", max_length=2000)
 ) -> Response:
     """Exchange the admin or read token for a signed session cookie and go to ``next``; the form again
-    with 401 for a wrong token, and with 429 and Retry-After once this client address has failed
+    with 401 for a wrong token, 403 for a form posted from another origin (the token not looked at), and
+    with 429 and Retry-After once this client address has failed
     ``CHIPWATCH_LOGIN_ATTEMPTS_PER_MINUTE`` times in the last minute (the token is then not looked at)."""
     settings = get_settings()
     throttle = throttle_of(request, settings.login_attempts_per_minute)
@@ -316,7 +317,15 @@ async def login(
         response = html_response(request, body, status_code=429)
         response.headers["Retry-After"] = str(wait_s)
         return response
-    role = role_for_token(settings, token) if same_origin(request, settings.public_origins) else None
+    if not same_origin(request, settings.public_origins):
+        # The token is not looked at; saying "not valid" would send an admin behind a misconfigured
+        # proxy after a token that is fine.
+        throttle.failed(request)
+        error = (f"This form was posted from {request.headers.get('origin')!r}, not from this service. "
+                 "Behind a proxy that rewrites Host, list the public origin in CHIPWATCH_PUBLIC_ORIGINS.")
+        body = render("login.html", ANONYMOUS, next=_safe_next(next), error=error)
+        return html_response(request, body, status_code=403)
+    role = role_for_token(settings, token)
     if role is None:
         throttle.failed(request)
         body = render("login.html", ANONYMOUS, next=_safe_next(next), error="That token is not valid here.")
