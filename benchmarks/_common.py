@@ -74,8 +74,9 @@ def tempdir():
 
 
 @contextmanager
-def seeded_database(**env: str):
-    """A fresh migrated, seeded SQLite database in a temporary data directory, for this process.
+def seeded_database(database_url: str | None = None, **env: str):
+    """A fresh migrated, seeded database for this process: SQLite in a temporary data directory, or the
+    (empty) database at ``database_url``.
 
     ``env`` adds settings (e.g. ``CHIPWATCH_ALLOW_PRIVATE_NETWORKS="1"``); yields the Settings, and
     disposes of the engines when the block ends."""
@@ -87,7 +88,10 @@ def seeded_database(**env: str):
     with tempfile.TemporaryDirectory(prefix="chipwatch-bench-") as tmp:
         os.environ["CHIPWATCH_DATA_DIR"] = tmp
         os.environ.update(env)
-        os.environ.pop("CHIPWATCH_DATABASE_URL", None)
+        if database_url:
+            os.environ["CHIPWATCH_DATABASE_URL"] = database_url
+        else:
+            os.environ.pop("CHIPWATCH_DATABASE_URL", None)
         get_settings.cache_clear()
         settings = get_settings()
         upgrade_to_head(settings)

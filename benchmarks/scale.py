@@ -31,7 +31,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -367,23 +366,12 @@ def main() -> None:
     ap.add_argument("--database-url", default=None, help="an empty PostgreSQL database (default: SQLite)")
     args = ap.parse_args()
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "service"))
-    from chipwatch.config import get_settings
-    from chipwatch.db import dispose_engines, session_scope
-    from chipwatch.migrate import upgrade_to_head
-    from chipwatch.seeds import load_seeds
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "service"))
+    sys.path.insert(0, here)
+    from _common import seeded_database
 
-    with tempfile.TemporaryDirectory(prefix="chipwatch-scale-") as tmp:
-        os.environ["CHIPWATCH_DATA_DIR"] = tmp
-        if args.database_url:
-            os.environ["CHIPWATCH_DATABASE_URL"] = args.database_url
-        else:
-            os.environ.pop("CHIPWATCH_DATABASE_URL", None)
-        get_settings.cache_clear()
-        settings = get_settings()
-        upgrade_to_head(settings)
-        with session_scope(settings) as session:
-            load_seeds(session=session)
+    with seeded_database(args.database_url) as settings:
         t = time.perf_counter()
         facts = generate(settings, args.items, args.sources, args.results)
         print(f"generated {args.items} items, {args.sources} sources, {args.results} results "
@@ -395,7 +383,6 @@ def main() -> None:
         print(f"\n{'row':<48}{'figure':>9}  goal")
         for name, value, _detail in rows:
             print(f"{name:<48}{value:>9.2f}  {GOALS.get(name, '')}")
-        dispose_engines()
 
 
 if __name__ == "__main__":

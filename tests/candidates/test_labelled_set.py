@@ -115,14 +115,18 @@ def test_extraction_is_deterministic(lexicon):
     assert first == again
 
 
+def report(name: str, tally: Tally) -> None:
+    """Print a set's table with its false positives and misses (seen with ``pytest -s``)."""
+    print(f"\n{name}:\n{tally.table()}")
+    for item_id, proposal in tally.false_positives:
+        print("  false positive", item_id, proposal.kind, proposal.fact)
+    for item_id, fact in tally.false_negatives:
+        print("  missed", item_id, fact)
+
+
 def test_precision_and_recall_per_kind(lexicon):
     for name, items in SETS:
-        tally = score(items, lexicon)
-        print(f"\n{name}:\n{tally.table()}")
-        for item_id, proposal in tally.false_positives:
-            print("  false positive", item_id, proposal.kind, proposal.fact)
-        for item_id, fact in tally.false_negatives:
-            print("  missed", item_id, fact)
+        report(name, score(items, lexicon))
     union = score(EVERY_ITEM, lexicon)
     print(f"\nall sets:\n{union.table()}")
     for kind in FACT_KINDS:
@@ -133,11 +137,7 @@ def test_precision_and_recall_per_kind(lexicon):
 
 def test_the_blind_set_does_not_get_worse(lexicon):
     tally = score(BLIND, lexicon)
-    print(f"\nheldout4 (blind):\n{tally.table()}")
-    for item_id, proposal in tally.false_positives:
-        print("  false positive", item_id, proposal.kind, proposal.fact)
-    for item_id, fact in tally.false_negatives:
-        print("  missed", item_id, fact)
+    report("heldout4 (blind)", tally)
     for kind, (precision, recall) in BLIND_FLOOR.items():
         assert tally.labelled[kind] >= 10, kind
         assert round(tally.precision(kind), 3) >= precision, (kind, tally.table())
