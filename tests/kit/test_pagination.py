@@ -10,7 +10,15 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from chipwatch.db import get_engine, session_scope
 from chipwatch.kit.errors import ApiError
-from chipwatch.kit.pagination import MALFORMED, cursor_key, decode_cursor, encode_cursor, keyset_page
+from chipwatch.kit.pagination import (
+    FOREIGN,
+    MALFORMED,
+    cursor_key,
+    decode_cursor,
+    encode_cursor,
+    keyset_page,
+    list_tag,
+)
 from chipwatch.types import UTCDateTime
 
 T0 = datetime(2026, 8, 25, 9, 0, tzinfo=UTC)
@@ -65,23 +73,41 @@ def test_filters_and_column_rows(rows):
         stmt = select(Row.id, Row.name).where(Row.id > 8)
         page, cursor = keyset_page(session, stmt, keys=(Row.id,), cursor=None, limit=2)
         assert [tuple(r) for r in page] == [(9, "n09"), (10, "n10")]
-        assert decode_cursor(cursor) == 10
+        assert decode_cursor(cursor) == {"after": 10, "list": list_tag((Row.id,))}
         page, cursor = keyset_page(session, stmt, keys=(Row.id,), cursor=cursor, limit=2)
         assert ([r.id for r in page], cursor) == ([11], None)
 
 
-def test_cursors_keep_their_established_shape(rows):
+def test_a_cursor_is_the_last_key_tagged_with_its_list_and_untagged_ones_still_read(rows):
+    last = [(T0 + timedelta(minutes=3)).isoformat(), 11]
     with session_scope(rows, write=False) as session:
         _, cursor = keyset_page(session, select(Row), keys=(Row.at, Row.id), cursor=None, limit=1,
                                 descending=True)
-    assert cursor == encode_cursor([(T0 + timedelta(minutes=3)).isoformat(), 11])
+        assert cursor == encode_cursor(last, list_tag((Row.at, Row.id)))
+        # a cursor written before lists were tagged pages the same way
+        tagged, _ = keyset_page(session, select(Row), keys=(Row.at, Row.id), cursor=cursor, limit=2,
+                                descending=True)
+        untagged, _ = keyset_page(session, select(Row), keys=(Row.at, Row.id), cursor=encode_cursor(last),
+                                  limit=2, descending=True)
+        assert [r.id for r in tagged] == [r.id for r in untagged] == [10, 9]
+
+
+def test_a_cursor_of_another_list_is_refused(rows):
+    with session_scope(rows, write=False) as session:
+        _, by_name = keyset_page(session, select(Row), keys=(Row.name,), cursor=None, limit=2)
+        assert list_tag((Row.name,)) != list_tag((Row.id,))
+        with pytest.raises(ApiError) as caught:
+            keyset_page(session, select(Row), keys=(Row.id,), cursor=by_name, limit=2)
+    assert caught.value.status == 422
+    assert caught.value.extra["errors"] == [{"field": "cursor", "message": FOREIGN}]
 
 
 @pytest.mark.parametrize(
     "raw",
     ["not base64 !", encode_cursor("x"), encode_cursor(["2026-08-25T09:00:00", 3]),
      encode_cursor(["2026-08-25T09:00:00+00:00", "3"]), encode_cursor(["2026-08-25T09:00:00+00:00"]),
-     encode_cursor(True), encode_cursor([])],
+     encode_cursor(True), encode_cursor([]), encode_cursor({"after": 3}),
+     encode_cursor([], list_tag((Row.at, Row.id))), encode_cursor({"x": 1}, list_tag((Row.at, Row.id)))],
 )
 def test_malformed_cursors_are_422_naming_the_cursor(raw):
     with pytest.raises(ApiError) as caught:

@@ -2,6 +2,8 @@
 
 import pytest
 
+from chipwatch.kit.pagination import FOREIGN
+
 KINDS = ["vendors", "chips", "models", "benchmarks", "results", "funding-rounds", "deployments", "claims"]
 PROBLEM = "application/problem+json"
 
@@ -69,6 +71,15 @@ def test_bad_parameters_are_problem_422(client, params, field):
     assert body["status"] == 422
     assert field in body["detail"]
     assert any(e["field"] == field for e in body["errors"])
+
+
+def test_a_cursor_of_another_list_is_refused_not_read_as_a_position(client):
+    cursor = client.get("/v1/results", params={"limit": 1}).json()["next_cursor"]
+    assert client.get("/v1/results", params={"limit": 1, "cursor": cursor}).status_code == 200
+    for path in ("/v1/chips", "/v1/signals", "/v1/items"):
+        r = client.get(path, params={"cursor": cursor})
+        assert r.status_code == 422, path
+        assert r.json()["errors"] == [{"field": "cursor", "message": FOREIGN}]
 
 
 def test_result_filters(client):

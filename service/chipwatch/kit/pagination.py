@@ -1,13 +1,18 @@
 """Keyset pagination: ``{"items": [...], "next_cursor": ...}`` pages over a sort key that is unique.
 
-A cursor is the sort key of the last row of the previous page, base64url-encoded JSON; it is opaque to
-clients. :func:`keyset_page` is the one way a list is paged: it adds the "after the cursor" condition,
-orders, fetches ``limit + 1`` rows to learn whether another page follows, and encodes the next cursor.
+A cursor is the sort key of the last row of the previous page, with a tag of the list it belongs to
+(a digest of the key columns' table and column names), base64url-encoded JSON; it is opaque to clients.
+A cursor of another list is refused with a 422 rather than read as a position in this one (a results
+cursor passed to the signals list would otherwise page from a plausible but wrong place). Untagged
+cursors, as versions before the tag wrote them, are still read. :func:`keyset_page` is the one way a
+list is paged: it adds the "after the cursor" condition, orders, fetches ``limit + 1`` rows to learn
+whether another page follows, and encodes the next cursor.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -25,6 +30,7 @@ from chipwatch.kit.rows import column_rows
 T = TypeVar("T")
 MAX_LIMIT = 500
 MALFORMED = "malformed cursor; pass back the next_cursor of a previous page"
+FOREIGN = "a cursor of another list; pass back the next_cursor of this list's previous page"
 
 LimitQ = Query(50, ge=1, le=MAX_LIMIT, description="page size")
 CursorQ = Query(None, max_length=512, description="next_cursor of the previous page")
@@ -37,12 +43,27 @@ class Page(BaseModel, Generic[T]):
     next_cursor: str | None = None
 
 
-def encode_cursor(key: Any) -> str:
-    """Opaque keyset cursor for the last row's sort key (a JSON value; datetimes as ISO text)."""
-    return base64.urlsafe_b64encode(json.dumps(key, default=str).encode()).decode().rstrip("=")
+def encode_cursor(key: Any, tag: str | None = None) -> str:
+    """Opaque keyset cursor for the last row's sort key (a JSON value; datetimes as ISO text), tagged
+    with the list it pages when ``tag`` is given (see :func:`list_tag`)."""
+    payload = {"after": key, "list": tag} if tag else key
+    return base64.urlsafe_b64encode(json.dumps(payload, default=str).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str | None, expect: type | tuple[type, ...] = (str, int, list)) -> Any:
+def list_tag(keys: Sequence[Any]) -> str:
+    """The tag of the lists paged by ``keys``: 8 hex digits of the SHA-256 of their ``table.column``
+    names (the same for every page of one list, different for lists over other tables or keys)."""
+    names = []
+    for key in keys:
+        column = getattr(key, "expression", key)
+        table = getattr(column, "table", None)
+        # An alias of a table (aliased(ResultEntity)) has an anonymous name that differs per statement.
+        table = getattr(getattr(table, "original", table), "name", "")
+        names.append(f"{table}.{getattr(column, 'name', getattr(key, 'key', ''))}")
+    return hashlib.sha256(",".join(names).encode()).hexdigest()[:8]
+
+
+def decode_cursor(cursor: str | None, expect: type | tuple[type, ...] = (str, int, list, dict)) -> Any:
     """The sort key a cursor names (of type ``expect``), None for no cursor.
 
     Raises a 422 :class:`~chipwatch.kit.errors.ApiError` naming ``cursor`` when it is malformed.
@@ -90,12 +111,20 @@ def _key_value(raw: Any, kind: type) -> Any:
 def cursor_key(cursor: str | None, keys: Sequence[Any]) -> tuple[Any, ...] | None:
     """The sort key a cursor holds, one value per column of ``keys`` in that column's Python type.
 
-    A one-column key is encoded as a bare value, a longer one as a list. Raises a 422 naming
-    ``cursor`` when the cursor does not decode to such a key.
+    A one-column key is encoded as a bare value, a longer one as a list, under the list's tag. Raises
+    a 422 naming ``cursor`` when the cursor does not decode to such a key or was made by another list.
     """
     raw = decode_cursor(cursor)
     if raw is None:
         return None
+    if isinstance(raw, dict):
+        if set(raw) != {"after", "list"}:
+            raise invalid("cursor", MALFORMED)
+        if raw["list"] != list_tag(keys):
+            raise invalid("cursor", FOREIGN)
+        raw = raw["after"]
+        if isinstance(raw, bool) or raw in ("", []) or not isinstance(raw, str | int | list):
+            raise invalid("cursor", MALFORMED)
     parts = [raw] if len(keys) == 1 else raw
     if not isinstance(parts, list) or len(parts) != len(keys):
         raise invalid("cursor", MALFORMED)
@@ -156,4 +185,4 @@ def keyset_page(
     rows = rows[:limit]
     values = list((row_key or _default_row_key(keys))(rows[-1]))
     last = [v.isoformat() if isinstance(v, datetime) else v for v in values]
-    return rows, encode_cursor(last[0] if len(keys) == 1 else last)
+    return rows, encode_cursor(last[0] if len(keys) == 1 else last, list_tag(keys))
