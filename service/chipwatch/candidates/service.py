@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
@@ -26,7 +26,7 @@ from chipwatch.candidates.models import Candidate, CandidateItem
 from chipwatch.imports.models import Alias
 from chipwatch.kit.pagination import keyset_page
 from chipwatch.kit.time import as_utc, rfc3339, utcnow
-from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, Chip
+from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, Chip, ResultEntity
 from chipwatch.sources.models import Item, Source
 
 ITEM_BATCH = 500
@@ -327,7 +327,11 @@ def _kb_rows(session: Session, kind: str, facts: Sequence[dict[str, Any]]) -> li
         )
     elif kind == "benchmark":
         chips = sorted({f["chip_id"] for f in facts if f.get("chip_id")})
-        where = or_(*(cast(table.chip_ids, String).like(f'%"{c}"%') for c in chips)) if chips else None
+        # Through the results' chip index, not the text of every result's chip list.
+        named = select(ResultEntity.result_id).where(
+            ResultEntity.role == "chip", ResultEntity.entity_id.in_(chips)
+        )
+        where = table.id.in_(named) if chips else None
     else:
         ids = sorted({f["chip_id"] for f in facts if f.get("chip_id")})
         where = table.id.in_(ids) if ids else None

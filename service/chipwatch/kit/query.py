@@ -143,3 +143,9 @@ __all__ = [
     "require_choice",
     "unknown_value",
 ]
+
+
+def like_literal(value: str) -> str:
+    """``value`` escaped for a SQL ``LIKE ... ESCAPE '\\'`` pattern, so ``%``, ``_`` and the escape
+    character itself match as written rather than as wildcards."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -20,10 +20,11 @@ from typing import Any
 from sqlalchemy import String, cast, select
 from sqlmodel import Session, SQLModel
 
+from chipwatch.kit.query import like_literal
 from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.checks import REFERENCES, Invalid, reference_problems
 from chipwatch.knowledge.history import record_change
-from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.models import KB_TABLES, RESULT_LINK_ROLES, Result, ResultEntity
 from chipwatch.knowledge.service import fact_listeners, get_row
 from chipwatch.vocab.entities import ENTITY_COLLECTIONS
 
@@ -55,10 +56,6 @@ class StillReferenced(ValueError):
         self.rows = rows
 
 
-def _like_literal(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def referencing_rows(*, session: Session, kind: str, id_: str) -> list[str]:
     """``kind/id`` of every fact in force (not retracted) whose reference columns name the ``kind`` row
     ``id_``, in table then id order; empty for kinds nothing references (results, claims...)."""
@@ -71,10 +68,16 @@ def referencing_rows(*, session: Session, kind: str, id_: str) -> list[str]:
                 continue
             col = getattr(table, column)
             stmt = select(table.id, col).where(table.retracted_at.is_(None)).order_by(table.id)
-            if is_list:
+            if table is Result and column in RESULT_LINK_ROLES:
+                # A result's lists have their index: read it rather than the text of every result.
+                named = select(ResultEntity.result_id).where(
+                    ResultEntity.role == RESULT_LINK_ROLES[column], ResultEntity.entity_id == id_
+                )
+                rows = list(session.execute(stmt.where(table.id.in_(named))))
+            elif is_list:
                 # JSON lists are text on SQLite and json on PostgreSQL; both render '"id"' inside. The
                 # LIKE narrows, the list test decides.
-                pattern = f'%"{_like_literal(id_)}"%'
+                pattern = f'%"{like_literal(id_)}"%'
                 stmt = stmt.where(cast(col, String).like(pattern, escape="\\"))
                 rows = [(i, v) for i, v in session.execute(stmt) if id_ in (v or [])]
             else:

@@ -13,7 +13,7 @@ from sqlmodel import Session, SQLModel
 
 from chipwatch.datasets.kinds import DATASET_KINDS
 from chipwatch.kit.pagination import keyset_page
-from chipwatch.kit.query import unknown_value
+from chipwatch.kit.query import like_literal, unknown_value
 from chipwatch.kit.rows import model_columns
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
 from chipwatch.knowledge.history import field_changes, record_change
@@ -131,11 +131,6 @@ FILTERS: dict[str, list[Filter]] = {
 """API path segment -> the list filters its ``GET`` accepts, as query parameters."""
 
 
-def _like_literal(value: str) -> str:
-    # The filter value is matched as written: %, _ and the escape character itself are no wildcards.
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def list_rows(
     *,
     session: Session,
@@ -198,7 +193,7 @@ def list_rows(
             stmt = stmt.where(col > value)
         elif flt.mode in ("contains", "kinds"):
             # JSON lists are stored as text on SQLite and json on PostgreSQL; both render '"id"' inside.
-            stmt = stmt.where(cast(col, String).like(f'%"{_like_literal(value)}"%', escape="\\"))
+            stmt = stmt.where(cast(col, String).like(f'%"{like_literal(value)}"%', escape="\\"))
         else:
             stmt = stmt.where(col == value)
     rows, next_cursor = keyset_page(

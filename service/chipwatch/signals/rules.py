@@ -528,6 +528,10 @@ def _check_result(cond: ResultCondition, fact: FactView) -> str | None:
     return f"result {fact.id}: " + "; ".join(parts)
 
 
+def _at_least(value: Any, bound: float) -> bool:
+    return value is not None and (float(value) >= bound or math.isclose(float(value), bound, rel_tol=1e-9))
+
+
 def _check_deployment(cond: DeploymentCondition, fact: FactView) -> str | None:
     f = fact.fields
     parts: list[str] = []
@@ -546,9 +550,7 @@ def _check_deployment(cond: DeploymentCondition, fact: FactView) -> str | None:
     if cond.capacity_mw_gte is not None:
         # The capacity reached; a target (capacity_mw_target) is a plan, not evidence.
         capacity = f.get("capacity_mw")
-        if capacity is None or not (
-            capacity >= cond.capacity_mw_gte or math.isclose(capacity, cond.capacity_mw_gte, rel_tol=1e-9)
-        ):
+        if not _at_least(capacity, cond.capacity_mw_gte):
             return None
         parts.append(f"capacity {_fmt(capacity)} MW >= {_fmt(cond.capacity_mw_gte)} MW")
     if cond.by is not None:
@@ -557,10 +559,6 @@ def _check_deployment(cond: DeploymentCondition, fact: FactView) -> str | None:
             return None
         parts.append(f"as of {held.isoformat()} (by {cond.by.isoformat()})")
     return f"deployment {fact.id}: " + "; ".join(parts)
-
-
-def _at_least(value: Any, bound: float) -> bool:
-    return value is not None and (float(value) >= bound or math.isclose(float(value), bound, rel_tol=1e-9))
 
 
 def _check_funding(cond: FundingCondition, fact: FactView) -> str | None:
