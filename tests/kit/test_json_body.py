@@ -1,10 +1,10 @@
-"""JSON bodies: nesting is capped and NaN/Infinity refused, with a 422 naming each field."""
+"""JSON bodies: nesting is capped, NaN/Infinity and NUL characters refused, with a 422 naming each field."""
 
 from __future__ import annotations
 
 import math
 
-from chipwatch.kit.json_body import MAX_JSON_DEPTH, NOT_FINITE, TOO_DEEP, body_problems
+from chipwatch.kit.json_body import HAS_NUL, MAX_JSON_DEPTH, NOT_FINITE, TOO_DEEP, body_problems
 
 
 def _nested(depth: int) -> object:
@@ -92,3 +92,21 @@ def test_a_body_that_is_not_utf8_names_the_body_and_the_byte(client, admin_heade
     assert resp.status_code == 422 and resp.headers["content-type"] == "application/problem+json"
     assert resp.json()["errors"] == [{"field": "body", "message": "not valid JSON: not UTF-8 at byte 40"}]
     assert client.get("/v1/sources", params={"limit": 500}).json()["items"] == before
+
+
+def test_a_nul_character_in_any_string_or_key_is_named_by_its_path():
+    body = {"name": "ok", "notes": "a\x00b", "tags": ["x", "\x00"], "attributes": {"k\x00": 1}}
+    assert sorted(body_problems(body), key=lambda p: p["field"]) == [
+        {"field": "attributes.k\x00", "message": HAS_NUL},
+        {"field": "notes", "message": HAS_NUL},
+        {"field": "tags.1", "message": HAS_NUL},
+    ]
+
+
+def test_a_nul_character_is_refused_the_same_on_every_database(client, admin_headers):
+    # PostgreSQL text cannot hold U+0000 and SQLite can: the API refuses it before either sees it.
+    resp = client.post("/v1/chips", json={"id": "nul-chip", "name": "Nul\x00Chip"}, headers=admin_headers)
+    assert resp.status_code == 422
+    assert resp.headers["content-type"].startswith("application/problem+json")
+    assert {"field": "name", "message": HAS_NUL} in resp.json()["errors"]
+    assert client.get("/v1/chips/nul-chip").status_code == 404

@@ -1,10 +1,11 @@
-"""JSON request bodies: how deep they may nest, and no NaN or Infinity anywhere in them.
+"""JSON request bodies: how deep they may nest, no NaN or Infinity and no NUL character anywhere in them.
 
 Python's JSON reader accepts ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON: RFC 8259 has no such
 numbers) and nests as deep as its recursion limit; what it accepts, pydantic and the JSON Schema
-validator accept too, and the response writer (orjson) then refuses a value nested 255 deep. So every
-JSON body is walked once, after it is parsed and before it is validated, and refused with a 422 naming
-each offending field.
+validator accept too, and the response writer (orjson) then refuses a value nested 255 deep.
+PostgreSQL text holds no NUL character (U+0000) while SQLite stores it, so the same body would be
+kept on one database and refused on the other. So every JSON body is walked once, after it is parsed
+and before it is validated, and refused with a 422 naming each offending field.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ MAX_REPORTED = 20
 """Errors listed at most; the detail says how many more there were."""
 TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
+HAS_NUL = "must not contain the NUL character (U+0000)"
 
 
 def _path(parts: tuple[Any, ...]) -> str:
@@ -32,9 +34,10 @@ def _path(parts: tuple[Any, ...]) -> str:
 
 
 def body_problems(value: Any) -> list[dict[str, str]]:
-    """``[{"field", "message"}]`` for every non-finite number and every top-level field nested deeper
-    than :data:`MAX_JSON_DEPTH` in a parsed JSON ``value`` (the body itself is depth 1). Iterative, so
-    any depth the reader produced is walked without recursion."""
+    """``[{"field", "message"}]`` for every non-finite number, every string (value or key) holding a NUL
+    character and every top-level field nested deeper than :data:`MAX_JSON_DEPTH` in a parsed JSON
+    ``value`` (the body itself is depth 1). Iterative, so any depth the reader produced is walked
+    without recursion."""
     problems: list[dict[str, str]] = []
     too_deep: set[Any] = set()
     stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 0)]
@@ -42,6 +45,10 @@ def body_problems(value: Any) -> list[dict[str, str]]:
         node, path, depth = stack.pop()
         if isinstance(node, float) and not math.isfinite(node):
             problems.append({"field": _path(path), "message": NOT_FINITE})
+            continue
+        if isinstance(node, str):
+            if "\x00" in node:
+                problems.append({"field": _path(path), "message": HAS_NUL})
             continue
         if not isinstance(node, dict | list):
             continue
@@ -51,6 +58,11 @@ def body_problems(value: Any) -> list[dict[str, str]]:
                 too_deep.add(top)
                 problems.append({"field": _path(path[:1]), "message": TOO_DEEP})
             continue
+        if isinstance(node, dict):
+            problems.extend(
+                {"field": _path((*path, key)), "message": HAS_NUL}
+                for key in node if isinstance(key, str) and "\x00" in key
+            )
         children = node.items() if isinstance(node, dict) else enumerate(node)
         stack.extend((child, (*path, key), depth + 1) for key, child in reversed(list(children)))
     return problems
@@ -78,7 +90,8 @@ def _is_json(content_type: str | None) -> bool:
 
 
 async def check_json_body(request: Request) -> None:
-    """Request dependency: refuse a JSON body that nests too deep or holds NaN or Infinity (422).
+    """Request dependency: refuse a JSON body that nests too deep, holds NaN or Infinity or a NUL
+    character (422).
 
     Runs after FastAPI has parsed the body of a route that declares one (the parsed value is cached on
     the request) and before the body is validated; routes that read their body themselves (the OPML
@@ -97,4 +110,6 @@ async def check_json_body(request: Request) -> None:
         raise refuse(problems + await more_problems(request, body, problems, validate_model=True))
 
 
-__all__ = ["MAX_JSON_DEPTH", "NOT_FINITE", "TOO_DEEP", "body_problems", "check_json_body", "refuse"]
+__all__ = [
+    "HAS_NUL", "MAX_JSON_DEPTH", "NOT_FINITE", "TOO_DEEP", "body_problems", "check_json_body", "refuse",
+]
