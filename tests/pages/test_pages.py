@@ -347,6 +347,27 @@ def test_unknown_ids_are_404_pages(client):
         assert answer.status_code == 404 and "text/html" in answer.headers["content-type"]
 
 
+def test_a_bad_query_or_an_unknown_page_is_an_error_page_and_the_api_stays_problem_json(client):
+    html = {"accept": "text/html"}
+    for path, status, field in [
+        ("/sources?failing=maybe", 422, "failing"),
+        ("/admin/candidates?status=bogus", 422, "status"),
+        ("/leaderboards?scenario=" + "x" * 300, 422, "scenario"),
+        ("/no-such-page", 404, None),
+    ]:
+        r = client.get(path, headers=html)
+        assert r.status_code == status, path
+        assert r.headers["content-type"].startswith("text/html"), path
+        if field:
+            assert f"{field}: " in r.text, path
+    # The same mistakes on the API, or a path a browser did not ask for, keep the problem+json answer.
+    api = client.get("/v1/candidates?status=bogus", headers=html)
+    assert api.status_code == 422 and api.headers["content-type"] == "application/problem+json"
+    assert api.json()["errors"][0]["field"] == "status"
+    assert client.get("/no-such-page").headers["content-type"] == "application/problem+json"
+    assert client.get("/v1/no-such", headers=html).headers["content-type"] == "application/problem+json"
+
+
 def test_logout_ends_the_session(admin):
     client, csrf = admin
     answer = client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False)

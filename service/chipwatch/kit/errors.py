@@ -8,7 +8,7 @@ with one of these, never acknowledged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -160,12 +160,26 @@ def problem_response(
     return Response(orjson.dumps(body), status_code=status, media_type=PROBLEM_JSON)
 
 
+ErrorPage = Callable[[Request, int, str, str | None, list[dict[str, Any]] | None], Response | None]
+"""``(request, status, title, detail, errors) -> Response | None``: an HTML answer for an error on a page
+meant for people, or None for the problem+json answer. Installed on ``app.state.error_page`` by the
+pages package, so the kit knows nothing of templates."""
+
+
+def _page_answer(
+    request: Request, status: int, title: str, detail: str | None, errors: list[dict[str, Any]] | None = None
+) -> Response | None:
+    error_page: ErrorPage | None = getattr(request.app.state, "error_page", None)
+    return error_page(request, status, title, detail, errors) if error_page is not None else None
+
+
 def _status_title(status: int) -> str:
     return HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every error leaves the API as application/problem+json (RFC 9457)."""
+    """Every error leaves the API as application/problem+json (RFC 9457); a request validation error or
+    an HTTP error on a page for people is answered by ``app.state.error_page`` when one is installed."""
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
@@ -186,7 +200,10 @@ def install_error_handlers(app: FastAPI) -> None:
             return problem_response(422, "Unprocessable Content", f"body: {message}", request.url.path,
                                     errors=[{"field": "body", "message": message}])
         detail = str(exc.detail) if exc.detail else None
-        resp = problem_response(exc.status_code, _status_title(exc.status_code), detail, request.url.path)
+        title = _status_title(exc.status_code)
+        resp = _page_answer(request, exc.status_code, title, detail) or problem_response(
+            exc.status_code, title, detail, request.url.path
+        )
         for k, v in (exc.headers or {}).items():
             resp.headers[k] = v
         return resp
@@ -209,7 +226,9 @@ def install_error_handlers(app: FastAPI) -> None:
         # The route's own checks over the fields that passed, so one answer lists every problem.
         errors += await more_problems(request, exc.body, errors)
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        return problem_response(422, "Unprocessable Content", detail, request.url.path, errors=errors)
+        return _page_answer(request, 422, "Unprocessable Content", detail, errors) or problem_response(
+            422, "Unprocessable Content", detail, request.url.path, errors=errors
+        )
 
     @app.exception_handler(DataError)
     async def _data_error(request: Request, exc: DataError):

@@ -466,11 +466,39 @@ def reject_candidate(
 
 
 # ---------------------------------------------------------------------------------------------- wiring
+# include_router copies each route, so a page route is known by its path template, not its object.
+_PAGE_PATHS = frozenset(route.path for route in router.routes)
+
+
+def _for_people(request: Request) -> bool:
+    """A page route, or a path no route serves that a browser asked for outside the API (``/v1/``)."""
+    route = request.scope.get("route")
+    if route is not None:
+        return getattr(route, "path", None) in _PAGE_PATHS
+    return not request.url.path.startswith("/v1/") and "text/html" in request.headers.get("accept", "")
+
+
+def _error_page(
+    request: Request, status: int, title: str, detail: str | None, errors: list[dict[str, Any]] | None
+) -> Response | None:
+    """The kit's error hook (:data:`chipwatch.kit.errors.ErrorPage`): a bad query or form on a page, or an
+    unknown page, is shown as the error page (its fields listed) rather than as problem+json."""
+    if not _for_people(request):
+        return None
+    if errors:
+        detail = "Check " + "; ".join(f"{e['field']}: {e['message']}" for e in errors) + "."
+    viewer = viewer_of(request, get_settings())
+    body = render("error.html", viewer, status=status, title=title, detail=detail or title, back="/")
+    return html_response(request, body, status_code=status)
+
+
 def install(app: FastAPI) -> None:
     """Add the pages, their static assets and their error pages to ``app``."""
     assets.mount_static(app)
     app.include_router(router)
     app.add_middleware(PageCacheMiddleware)
+
+    app.state.error_page = _error_page
 
     @app.exception_handler(PageError)
     async def _page_error(request: Request, exc: PageError) -> Response:
