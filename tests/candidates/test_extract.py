@@ -398,6 +398,40 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
          {"operator_name": "Kestrel Cloud", "chip_name": "Z900", "units": 6000, "place": "Reno"}),
         ("Groq-backed Kestrel Cloud to deploy 4,000 GB300 GPUs", "",
          {"operator_name": "Kestrel Cloud", "units": 4000}),
+        # a second predicate of the sentence's subject, after a comma or "says"
+        ("Kestrel Cloud raises $400 million Series C, will deploy 30,000 GB300 GPUs", "",
+         {"operator_name": "Kestrel Cloud", "chip_id": "gb300", "units": 30000, "status": "planned"}),
+        ("Groq unveils LPX9, says the card already serves chat traffic in its data centers", "",
+         {"operator_id": "groq", "chip_name": "LPX9", "status": "operational"}),
+        # a count whose noun is the chip named before it
+        ("Apple introduces Apple M6 server chip, says 80,000 are already running in its data centers", "",
+         {"operator_id": "apple", "chip_id": "apple-m6", "units": 80000, "status": "operational"}),
+        # two subjects: the first leads, unless its name marks the chips (then it supplies them)
+        ("OpenAI and Lumen Compute to deploy 3 gigawatts of custom accelerators", "",
+         {"operator_id": "openai", "power_mw": 3000.0, "status": "planned"}),
+        ("Groq and Lumen Compute to deploy 500 MW of Groq LPUs", "",
+         {"operator_name": "Lumen Compute", "power_mw": 500.0, "status": "planned"}),
+        # more verbs of running and of getting compute
+        ("Nordic Supercomputing Centre brings Aurora system into full operation with 9,000 GB300 superchips",
+         "", {"operator_name": "Nordic Supercomputing Centre", "units": 9000, "status": "operational"}),
+        ("Kestrel Cloud's Reno cluster enters commercial service with 4,000 GB300 GPUs", "",
+         {"operator_name": "Kestrel Cloud", "units": 4000, "status": "operational"}),
+        ("Lumen Compute commissions 120 MW AI data center in Oslo", "",
+         {"operator_name": "Lumen Compute", "power_mw": 120.0, "place": "Oslo", "status": "operational"}),
+        ("Kestrel Cloud leases 16,000 GB300 GPUs for its Reno site", "",
+         {"operator_name": "Kestrel Cloud", "units": 16000, "status": "planned"}),
+        ("星河云订购2万张曦望S3", "", {"operator_name": "星河云", "units": 20000, "status": "planned"}),
+        # a summary sentence that only places the system ("will start operating")
+        ("Kestrel Cloud to install 5,000 GB300 GPUs", "The system in Reno will start operating next year.",
+         {"operator_name": "Kestrel Cloud", "units": 5000, "place": "Reno"}),
+        # "May" is a month, not a hedge
+        ("In May Lumen Compute switched on 8,000 GB300 GPUs", "",
+         {"operator_name": "Lumen Compute", "units": 8000, "status": "operational"}),
+        # Chinese: deployed "in" a cloud is the cloud's; a centre's name is cut only before a site word
+        ("曦望发布S5，已在星河云部署超过2万张", "",
+         {"operator_name": "星河云", "units": 20000, "place": None, "status": "operational"}),
+        ("国家超算贵阳中心部署3万张曦望S3，已投入运行", "",
+         {"operator_name": "国家超算贵阳中心", "units": 30000, "status": "operational"}),
     ],
 )
 def test_deployment_rules_read_the_right_fields(title, summary, expected):
@@ -423,6 +457,14 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         ("Apple buys 5 percent of Groq", ""),
         # 规划 without power or cards is a plan of products, not of compute
         ("苹果规划明年推出M7芯片", ""),
+        # possibilities, talks, rumours and estimates are no deployments
+        ("Lumen Compute could deploy 20,000 GB300 GPUs next year", ""),
+        ("Kestrel Cloud is considering plans to deploy 10,000 GB300 GPUs", ""),
+        ("Groq in talks to buy 50,000 GB300 GPUs", ""),
+        ("Analysts estimate OpenAI will deploy 2 GW of GB300 systems by 2027", ""),
+        ("Kestrel Cloud switches on Reno site", "The operator might install 6,000 GB300 GPUs there."),
+        ("据传星河云或将采购5万张曦望S3", ""),
+        ("星河云可能在贵安部署3万张曦望S3", ""),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

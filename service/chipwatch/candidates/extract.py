@@ -40,10 +40,12 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
                    " sign", "powered", "gigawatt", "megawatt", "-gpu",
+                   " operat", " serv", "commission", "lease", "stands up", "stood up", "build out",
+                   "builds out",
                    # a summary's sentence that places the item's deployment ("a data center in Tokyo")
                    "center in ", "centre in ", "campus in ",
                    "部署", "上线", "投运", "运行", "投入运营", "正式运营", "投产", "点亮", "建成",
-                   "建设", "采购", "使用", "扩至", "扩容",
+                   "建设", "采购", "使用", "扩至", "扩容", "订购", "租用", "启用",
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",

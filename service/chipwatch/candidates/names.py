@@ -81,7 +81,8 @@ _NOT_NAME_WORDS = frozenset(
     """announce announces announced expand expands expanding partnership partnerships strategic deal deals
     agreement to with plans plan will and power powers powered unveil unveils launch launches deploy deploys
     deployment says said claims new first exclusive report update how why what is are as after amid for
-    from in on at by advances advance helps help brings bring reports completes teams team up signs""".split()
+    from in on at by advances advance helps help brings bring reports completes teams team up signs
+    january february march april may june july august september october november december""".split()
 )
 _PLACE_NAMES = frozenset(
     """texas pennsylvania wyoming ohio iowa arizona georgia virginia oregon nevada utah louisiana tennessee
@@ -233,6 +234,13 @@ def title_subject(title: Part) -> Name | None:
     return name_before(title, 0, m.start())
 
 
+def clause_subject(part: Part, a: int, pos: int) -> Name | None:
+    """The subject opening the sentence at ``norm[a:]``, before ``pos``: the name before the sentence's
+    first verb ("Nscale" in "Nscale raises $1.1bn Series B, will deploy ..."), else None."""
+    m = _TITLE_VERB.search(part.norm, a, pos)
+    return name_before(part, a, m.start()) if m is not None and m.start() > a else None
+
+
 # A description before a name that ends in a noun of trade: "Korean NPU designer", "data centre cooling
 # firm", "chiplet interconnect specialist" (lower-case words or acronyms, then the noun, then the name).
 _DESCRIBED = re.compile(
@@ -364,6 +372,9 @@ _PLACE = re.compile(
 )
 _CN_AT_PLACE = re.compile(rf"(?:在|于|位于)(?P<c>[{CJK}]{{2,8}}?)(?=部署|建设|上线|落地|投运|建成)")
 _CN_SITE = re.compile(r"数据中心|超算中心|智算中心|算力中心")
+CN_SITE = _CN_SITE
+"""Chinese words for a compute site (数据中心, 智算中心 ...): what is named before one is its owner or
+its place."""
 # Chinese names of the provinces, of the cities and counties where compute is built, and of the countries
 # Chinese operators build in: a place is read whole ("呼和浩特", "宁夏中卫", "马来西亚柔佛"), never cut at a
 # character that is also a conjunction (和).
@@ -517,4 +528,4 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
 
 
 
-__all__ = ["DESCRIPTORS", "name_after", "name_before", "place_in", "reporter"]
+__all__ = ["CN_SITE", "DESCRIPTORS", "clause_subject", "name_after", "name_before", "place_in", "reporter"]

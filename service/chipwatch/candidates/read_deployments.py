@@ -18,7 +18,15 @@ import re
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.figures import counts
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import back_reference, cn_place, name_after, name_before, place_in
+from chipwatch.candidates.names import (
+    CN_SITE,
+    back_reference,
+    clause_subject,
+    cn_place,
+    name_after,
+    name_before,
+    place_in,
+)
 from chipwatch.candidates.textparts import Draft, Name, Part
 
 # A count of chips after a verb: "runs 200,000 GB200 GPUs", "buys 4,200 Nvidia B300 GPUs" (not "runs 2x").
@@ -29,7 +37,7 @@ _COUNTED = (
 # Each pattern below opens with the characters its branches can start with: the engine then skips
 # most positions in one test instead of trying every branch there (about twice as fast on news text).
 _VERBS = re.compile(
-    r"(?=[bsgwicohrtflpadnu已上投正点建开将计拟预采使规部])(?:"
+    r"(?=[bsgwicohrtflpadnue已上投正点建开将计拟预采使规部订租启])(?:"
     r"(?P<op>\bbrings?\s(?:\S+\s){0,6}?online\b|\bbrought\s(?:\S+\s){0,6}?online\b|\bswitch(?:es|ed)? on\b"
     r"|\b(?:goes|go|went|is|are|now) live\b|\bcomes? online\b|\bcame online\b|\bopens\b|\bopened\b"
     r"|\bha(?:s|ve) deployed\b|\breceived\b|\btrained (?:entirely |exclusively )?on\b|\bruns on\b"
@@ -37,18 +45,30 @@ _VERBS = re.compile(
     # "now runs 200,000 GB200 GPUs", "350,000 are already running"
     r"|\bnow runs\b|\bruns(?=\s(?:nearly |about |over |more than |some |roughly )?\d" + _COUNTED + ")"
     r"|\b(?:is|are) (?:already |now )running\b"
+    # "brings Jupiter into full operation", "enters commercial service", "already serves ranking models"
+    r"|\b(?:brings?|brought|puts?)\s(?:\S+\s){0,6}?into\s(?:full\s|commercial\s|regular\s)?"
+    r"(?:operation|service|production)\b"
+    r"|\b(?:enters?|entered)\s(?:full\s|commercial\s)?(?:operation|service|production)\b"
+    r"|\balready (?:serves|serving|runs|running|powers|powering|handles|handling"
+    r"|in (?:production|service|use))\b"
+    r"|\b(?:commissions|commissioned|stands up|stood up|has installed|have installed)\b"
+    r"|\binstalled\b(?=\s(?:nearly |about |over |more than |some |roughly )?\d" + _COUNTED + ")"
     # "completes 10,000-GPU B300 cluster": a cluster finished is one running
     r"|\bcomplet(?:es|ed)\b(?=\s(?:its\s|a\s|the\s)?(?:[\w,.-]+\s){0,4}?(?:cluster|supercomputer|supercluster)\b))"
     r"|(?P<plan>\b(?:to|will|plans? to|set to|begins? to|starts? to)"
-    r" (?:deploy|use|rent|build|host|install|buy)\b"
+    r" (?:deploy|use|rent|build|host|install|buy|lease|order|purchase|commission|stand up|bring online)\b"
+    r"|\bbuild(?:s|ing)? out\b"
+    # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
+    r"|\b(?:installs|leases|leased)\b"
+    r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
     r"|\b(?:buys|bought|purchases|purchased|to purchase)\b"
     r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
     r"|\bcommits? to\b(?=\s(?:about |over |more than |up to )?[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b)"
     r"|\bsigns?\b(?=[^.]{0,40}?\bdeal\b)|\borders?\b|\bordered\b|\bplans?\b(?=\s[\d.]+\s?(?:GW|MW|gigawatt|megawatt)))"
-    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|投入运营|投产|正式运营|点亮|建成|开始运行)"
-    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用)|采购|使用"
+    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|投入运营|投入使用|投产|正式运营|点亮|建成|开始运行|启用)"
+    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用|采购|订购|租用)|采购|订购|租用|使用"
     # 规划 plans compute only when power, capacity or cards follow ("规划总功率1.5吉瓦")
     r"|规划(?=[^，。]{0,8}?(?:功率|算力|容量|吉瓦|兆瓦|GW|MW|万?张|万?卡)))"
     r"|(?P<cnany>部署)"
@@ -115,9 +135,72 @@ _PHASE = re.compile(
 )
 
 
+# Words that make what follows a possibility, a rumour or someone else's estimate rather than a deployment
+# ("could deploy", "is weighing buying", "analysts estimate", 或将采购, 传闻): trade press states plans
+# with "to", "will" and "plans to", which stay facts. "may" only in lower case: "May" is a month.
+_HEDGE = re.compile(
+    r"(?=[CcmMwWeEiItTsSrRaAfF或可传据考洽商有])(?:"
+    r"\b(?:[Cc]ould|may|[Mm]ight|[Ww]ould|[Cc]onsider(?:s|ing)?|[Ww]eigh(?:s|ing)|[Mm]ulls?|[Mm]ulling"
+    r"|[Ee]y(?:es|eing)|[Ee]xplor(?:es|ing)|[Ii]n (?:early )?talks|[Tt]alks to|[Ii]n discussions"
+    r"|[Ss]aid to be"
+    r"|[Ii]s said to|[Rr]umou?r(?:s|ed)?|[Ee]stimat(?:e|es|ed)|[Aa]nalysts?|[Ff]orecasts?)\b"
+    r"|或将|或会|或(?=[\u3400-\u9fff]{0,2}(?:部署|采购|订购|使用|租用))|可能|传闻|据传|考虑|洽谈|商谈|有意)"
+)
+
+
+def _hedged(part: Part, lo: int, verb: re.Match[str]) -> bool:
+    """Is the verb's clause a possibility, a rumour or an estimate (see ``_HEDGE``)?"""
+    a = _sentence_start(part, lo)
+    return _HEDGE.search(part.norm, a, verb.end()) is not None
+
+
+def _sentence_start(part: Part, pos: int) -> int:
+    return next((a for a, b in part.sentences if a <= pos < b), pos)
+
+
+# "Nscale raises $1.1bn Series B, will deploy ...", "Meta unveils MTIA v3, says the chip already serves
+# ...": a second predicate of the sentence's subject, joined by a comma, "and" or "says".
+_JOINED = re.compile(r"(?:,|\band)$|,\s(?:and\s)?(?:says|said|adds|added)\b(?:(?!,\s).)*$")
+# "OpenAI and Broadcom to deploy": two subjects; the first named leads (the buyer in trade press) unless
+# its name marks the chips deployed
+_PAIR = re.compile(r"(?:\band|&)\s$")
+
+
 def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     name = _named_operator(part, lo, verb)
-    return None if name is not None and _NOT_OPERATOR.match(name.text) else name
+    if name is not None and _NOT_OPERATOR.match(name.text):
+        name = None
+    if verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
+        return _cloud_in(part, verb) or name
+    if name is not None and _PAIR.search(part.norm, max(lo, name.start - 6), name.start):
+        at = part.norm.rfind(" ", lo, name.start - 1)
+        first = name_before(part, lo, at) if at > lo else None
+        if first is not None and not _NOT_OPERATOR.match(first.text):
+            # "AMD and OpenAI ... to deploy 6 GW of AMD GPUs": the one whose name marks the chips supplies
+            end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
+            after = part.norm[verb.end() : end]
+            return name if first.text in after and name.text not in after else first
+    if name is None:
+        a = _sentence_start(part, lo)
+        before = _without_auxiliaries(part.norm[a : verb.start()].rstrip())
+        if _JOINED.search(before):
+            name = clause_subject(part, a, verb.start())
+    return name
+
+
+# "已在阿里云部署": a deployment in a cloud is the cloud's, whoever made the chip
+_IN_CLOUD = re.compile(r"在(?P<x>[^，。在]{2,8}?)(?=部署|上线|使用)")
+
+
+def _cloud_in(part: Part, verb: re.Match[str]) -> Name | None:
+    m = _IN_CLOUD.search(part.norm, *verb.span())
+    if m is None:
+        return None
+    s, e = m.span("x")
+    known = [f for f in part.found if f.start == s and f.end == e and f.kind == "vendor"]
+    if known or m.group("x").endswith("云"):
+        return Name(known[0].id if known else None, m.group("x"), s, e)
+    return None
 
 
 def _is_phase(part: Part, lo: int, verb: re.Match[str]) -> bool:
@@ -146,7 +229,9 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
         if name is not None and name.id is None:
             # "中国移动呼和浩特智算中心": the operator is named before the place of its site
             place = cn_place(norm, name.start + 2, name.end)
-            if place is not None:
+            # only a site word after the place makes the words before it a company ("国家超算郑州中心" is
+            # one name)
+            if place is not None and CN_SITE.match(norm, place.end(), name.end):
                 name = Name(None, norm[name.start : place.start()], name.start, place.start())
         return name
     if _POWERED_BY.search(verb.group()):
@@ -206,6 +291,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
     for a, b in part.sentences_of("deployment"):
         verbs = list(_VERBS.finditer(part.norm, a, b))
         if not verbs:
+            if _HEDGE.search(part.norm, a, b):
+                continue  # "The operator might install 6,000 more": a possibility adds nothing
             detail = _fields(part, a, b, a, lexicon)
             if any(detail.get(k) is not None for k in ("chip_name", "units", "power_mw", "place")):
                 out.append(Draft("deployment", {**detail, "detail": True}, part.name, a, b, 0.0))
@@ -214,6 +301,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
         for i, verb in enumerate(verbs):
             lo = verbs[i - 1].end() if i else a
             hi = verbs[i + 1].start() if i + 1 < len(verbs) else b
+            if _hedged(part, lo, verb):
+                continue
             fields = _fields(part, lo, hi, verb.end(), lexicon)
             operator = _operator(part, lo, verb)
             if operator is None and previous is not None and _is_phase(part, lo, verb):
@@ -225,6 +314,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
                 fields["place"] = fields.get("place") or previous.fact.get("place")
             if operator is not None:
                 fields["operator_id"], fields["operator_name"] = operator.id, operator.text
+                if fields.get("place") == operator.text:
+                    fields["place"] = None  # "在阿里云部署": the cloud runs it, it is no place
                 if fields.get("chip_name") == operator.text:
                     fields["chip_id"] = fields["chip_name"] = None
             fields["status"] = "operational" if verb.group("op") or verb.group("cnop") else "planned"
@@ -249,6 +340,10 @@ def _last_end(part: Part, lo: int, hi: int) -> int:
 _COUNTED_NAME = re.compile(
     r"(?P<name>(?:[A-Z][\w-]*\s){1,3})(?:cards?|chips?|GPUs?|accelerators?|NPUs?|TPUs?|LPUs?|processors?)\b"
 )
+_BARE_COUNT = re.compile(
+    r"(?<![\w.,$€£])(?P<n>\d{1,3}(?:,\d{3})+|\d{2,})\s(?:of them\s)?(?:are|were)\s(?:already\s|now\s)?"
+    r"(?:running|deployed|installed|in (?:service|production|use))\b"
+)
 _OPERATED_BY = re.compile(r"\b(?:is|are|will be) (?:operated|run|owned) by\s", re.IGNORECASE)
 
 
@@ -267,6 +362,10 @@ def _fields(part: Part, lo: int, hi: int, pos: int, lexicon: Lexicon) -> dict:
         chips = [c for c in chips if not (owner.start <= c.start < owner.end)]
     chip = _nearest(chips, pos)
     units = counts(part, lo, hi)
+    if not units:  # "says 350,000 are already running": the count's noun is the chip named before
+        bare = _BARE_COUNT.search(part.norm, lo, hi)
+        if bare is not None:
+            units = [(float(bare.group("n").replace(",", "")), *bare.span("n"))]
     unit = next((u for u in units if u[1] >= pos), units[0] if units else None)
     if chip is None and unit is not None:
         named = _COUNTED_NAME.match(part.norm, unit[2], hi)
