@@ -36,6 +36,17 @@ def test_negative_amounts_and_type_errors_are_all_reported(client, admin_headers
     assert _fields(client.post("/v1/deployments", json=deployment, headers=admin_headers)) == ["units_min"]
 
 
+def test_an_amount_a_float_cannot_keep_exactly_is_refused_not_rounded(client, admin_headers):
+    body = {"id": "huge-round", "vendor_id": "xiwang", "round_type": "series", "amount": int("9" * 60),
+            "post_money_valuation": 2**53 + 2, "currency": "USD"}
+    assert sorted(_fields(client.post("/v1/funding-rounds", json=body, headers=admin_headers))) == [
+        "amount", "post_money_valuation"]
+    assert client.get("/v1/funding-rounds/huge-round").status_code == 404
+    body.update(amount=2**53, post_money_valuation=2**53)  # the largest accepted, stored as written
+    assert client.post("/v1/funding-rounds", json=body, headers=admin_headers).status_code == 201
+    assert client.get("/v1/funding-rounds/huge-round").json()["amount"] == 2**53
+
+
 def test_a_patch_is_checked_against_the_row_it_makes(client, admin_headers):
     body = {"id": "range-result", "metric": "throughput", "chip_ids": ["jalapeno"], "value_min": 1,
             "value_max": 2}

@@ -269,15 +269,21 @@ def _unlinked_on_delete(_mapper, connection: Connection, result: Result) -> None
 
 
 # ---------------------------------------------------------------- funding rounds
+EXACT_MONEY_MAX = 2**53
+"""Largest amount or valuation accepted (about 9e15 currency units): past it a float no longer keeps
+every whole unit, so a longer figure would be stored rounded rather than as written."""
+
+
 class FundingRoundBase(Provenance):
     vendor_id: str = Field(foreign_key="vendors.id", index=True, description="the company funded or bought")
     round_type: str = Field(max_length=32, description="seed | series | strategic | acquisition | ...")
     acquirer_id: str | None = Field(default=None, max_length=64)
     amount: float | None = Field(
-        default=None, sa_type=Float, ge=0, description="in currency units, not millions"
+        default=None, sa_type=Float, ge=0, le=EXACT_MONEY_MAX,
+        description="in currency units, not millions; at most 2^53 (kept exactly as a float)",
     )
     currency: str | None = Field(default=None, max_length=3)
-    post_money_valuation: float | None = Field(default=None, sa_type=Float, ge=0)
+    post_money_valuation: float | None = Field(default=None, sa_type=Float, ge=0, le=EXACT_MONEY_MAX)
     valuation_comparator: Comparator = Field(default="eq", sa_type=String(10))
     announced_on: date | None = None
     announced_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
