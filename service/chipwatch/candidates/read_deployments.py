@@ -23,6 +23,7 @@ from chipwatch.candidates.names import (
     back_reference,
     clause_subject,
     cn_place,
+    is_media,
     name_after,
     name_before,
     place_in,
@@ -37,7 +38,7 @@ _COUNTED = (
 # Each pattern below opens with the characters its branches can start with: the engine then skips
 # most positions in one test instead of trying every branch there (about twice as fast on news text).
 _VERBS = re.compile(
-    r"(?=[bsgwicohrtflpadnue已上投正点建开将计拟预采使规部订租启])(?:"
+    r"(?=[bsgwicohrtflpadnue已上投正点建开将计拟预采使规部订租启完])(?:"
     r"(?P<op>\bbrings?\s(?:\S+\s){0,6}?online\b|\bbrought\s(?:\S+\s){0,6}?online\b|\bswitch(?:es|ed)? on\b"
     r"|\b(?:goes|go|went|is|are|now) live\b|\bcomes? online\b|\bcame online\b|\bopens\b|\bopened\b"
     r"|\bha(?:s|ve) deployed\b|\breceived\b|\btrained (?:entirely |exclusively )?on\b|\bruns on\b"
@@ -51,15 +52,27 @@ _VERBS = re.compile(
     r"|\b(?:enters?|entered)\s(?:full\s|commercial\s)?(?:operation|service|production)\b"
     r"|\balready (?:serves|serving|runs|running|powers|powering|handles|handling"
     r"|in (?:production|service|use))\b"
-    r"|\b(?:commissions|commissioned|stands up|stood up|has installed|have installed)\b"
+    r"|\b(?:commissions|commissioned|stands up|stood up|has installed|have installed|powers up)\b"
+    r"|\b(?:begins?|began|starts?|started|commences?|commenced) (?:commercial )?(?:operations|operating)\b"
+    r"|\b(?:takes|took|has taken|have taken) delivery of\b"
+    # an operator's capacity report: "ends the quarter with 590 MW of active power"
+    r"|\bof (?:active|operational|operating|live|energi[sz]ed) (?:power|capacity)\b"
     r"|\binstalled\b(?=\s(?:nearly |about |over |more than |some |roughly )?\d" + _COUNTED + ")"
     # "completes 10,000-GPU B300 cluster": a cluster finished is one running
     r"|\bcomplet(?:es|ed)\b(?=\s(?:its\s|a\s|the\s)?(?:[\w,.-]+\s){0,4}?(?:cluster|supercomputer|supercluster)\b))"
     r"|(?P<plan>\b(?:to|will|plans? to|set to|begins? to|starts? to)"
     r" (?:deploy|use|rent|build|host|install|buy|lease|order|purchase|commission|stand up|bring online)\b"
     r"|\bbuild(?:s|ing)? out\b"
+    r"|\b(?:will|to) (?:begin|start|commence) (?:commercial )?(?:operations|operating)\b"
+    # "contracted power reaches 2.9 GW": the verb after belongs to the figure and opens no deployment
+    r"|\bcontracted (?:power|capacity)"
+    r"(?:\s(?:reaches|reached|rises|rose|climbs|climbed|grows|grew|stands|totals|now|to|at|of))*\b"
+    # "adds 5,000 GPUs", "expands its Reno cluster to 20,000 GPUs", "doubles capacity to 400 MW"
+    r"|\b(?:adds|expands|doubles|triples)\b"
+    r"(?=(?:\s[\w-]+){0,4}?\s(?:to\s)?(?:nearly |about |over |more than )?"
+    r"(?:\d" + _COUNTED + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
     # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
-    r"|\b(?:installs|leases|leased)\b"
+    r"|\b(?:installs|leases|leased|rents)\b"
     r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
@@ -67,7 +80,7 @@ _VERBS = re.compile(
     r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
     r"|\bcommits? to\b(?=\s(?:about |over |more than |up to )?[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b)"
     r"|\bsigns?\b(?=[^.]{0,40}?\bdeal\b)|\borders?\b|\bordered\b|\bplans?\b(?=\s[\d.]+\s?(?:GW|MW|gigawatt|megawatt)))"
-    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|上线|投运|投入运行|投入运营|投入使用|投产|正式运营|点亮|建成|开始运行|启用)"
+    r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|完成部署|部署完成|上线|投运|投入运行|投入运营|投入使用|投产|正式运营|点亮|建成|开始运行|启用)"
     r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用|采购|订购|租用)|采购|订购|租用|使用"
     # 规划 plans compute only when power, capacity or cards follow ("规划总功率1.5吉瓦")
     r"|规划(?=[^，。]{0,8}?(?:功率|算力|容量|吉瓦|兆瓦|GW|MW|万?张|万?卡)))"
@@ -78,7 +91,7 @@ _VERBS = re.compile(
 _ON_CHIPS = re.compile(r"trained|runs on", re.IGNORECASE)
 _POWERED_BY = re.compile(r"powered (?:by|on|with)", re.IGNORECASE)
 _ONE_UNIT = re.compile(r"\b(?:a|an|one|first|1st)\s(?P<unit>gigawatt|megawatt)s?\b", re.IGNORECASE)
-_CN_PREDICATE = re.compile(r"新增|规划|扩建|新建|总功率|总规模|\d")
+_CN_PREDICATE = re.compile(r"新增|规划|扩建|新建|总功率|总规模|宣布|表示|斥资|耗资|投资|完成|\d")
 _CN_LEAD = re.compile(r"(?:将|计划|拟|已|已经|均已|正在|正式|全面|预计|年底前|明年|今年|在[^，。]{1,8}?)+$")
 
 
@@ -163,15 +176,22 @@ def _sentence_start(part: Part, pos: int) -> int:
 _JOINED = re.compile(r"(?:,|\band)$|,\s(?:and\s)?(?:says|said|adds|added)\b(?:(?!,\s).)*$")
 # "OpenAI and Broadcom to deploy": two subjects; the first named leads (the buyer in trade press) unless
 # its name marks the chips deployed
+_IN_PLACE = re.compile(r"\b(?:in|at|near|from)\s$", re.IGNORECASE)
 _PAIR = re.compile(r"(?:\band|&)\s$")
 
 
 def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     name = _named_operator(part, lo, verb)
-    if name is not None and _NOT_OPERATOR.match(name.text):
+    rejected = name is not None and _NOT_OPERATOR.match(name.text) is not None
+    if rejected:
         name = None
     if verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
+        if name is None and not rejected:
+            name = _cn_sentence_subject(part, lo, verb)
         return _cloud_in(part, verb) or name
+    after_preposition = name is not None and _IN_PLACE.search(part.norm, max(lo, name.start - 6), name.start)
+    if name is not None and name.id is None and after_preposition:
+        name = None  # "The system in Reno will start operating": a place after a preposition is no subject
     if name is not None and _PAIR.search(part.norm, max(lo, name.start - 6), name.start):
         at = part.norm.rfind(" ", lo, name.start - 1)
         first = name_before(part, lo, at) if at > lo else None
@@ -183,9 +203,27 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     if name is None:
         a = _sentence_start(part, lo)
         before = _without_auxiliaries(part.norm[a : verb.start()].rstrip())
-        if _JOINED.search(before):
+        if _JOINED.search(before) or _OF_CAPACITY.match(verb.group()):
             name = clause_subject(part, a, verb.start())
     return name
+
+
+_OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
+# "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
+_CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")
+
+
+def _cn_sentence_subject(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
+    a = _sentence_start(part, lo)
+    if max(part.norm.rfind(",", a, verb.start()), part.norm.rfind("，", a, verb.start())) < 0:
+        return None  # no comma: the clause's subject is the sentence's, already looked for
+    known = [f for f in part.found if f.start == a and f.kind == "vendor"]
+    if known:
+        return Name(known[0].id, part.norm[known[0].start : known[0].end], known[0].start, known[0].end)
+    m = _CN_SUBJECT.match(part.norm, a, verb.start())
+    if m is None or is_media(m.group()) or cn_place(part.norm, m.start(), m.end()) is not None:
+        return None
+    return Name(None, m.group(), m.start(), m.end())
 
 
 # "已在阿里云部署": a deployment in a cloud is the cloud's, whoever made the chip
