@@ -489,6 +489,10 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         ("Kestrel Cloud switches on Reno site", "The operator might install 6,000 GB300 GPUs there."),
         ("据传星河云或将采购5万张曦望S3", ""),
         ("星河云可能在贵安部署3万张曦望S3", ""),
+        ("分析师预计星河云明年将部署20万张GPU", ""),
+        # verbs that take other objects: people added, a study commissioned
+        ("Groq adds 5,000 engineers to its chip teams", ""),
+        ("Lumen Compute commissions study on 2 GW of AI demand", ""),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

@@ -35,6 +35,12 @@ _COUNTED = (
     r"[\d,.]*(?:\s(?:thousand|million))?\s(?:[\w-]+\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?"
     r"|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
 )
+# The same with only names between the count and its unit ("adds 5,000 GB300 GPUs", not "adds 5,000
+# engineers to its chip teams"), for verbs that take many other objects.
+_NAMED_COUNT = (
+    r"[\d,.]*(?:\s(?:thousand|million))?\s(?:(?-i:[A-Z0-9])[\w-]*\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?"
+    r"|NPUs?|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
+)
 # Each pattern below opens with the characters its branches can start with: the engine then skips
 # most positions in one test instead of trying every branch there (about twice as fast on news text).
 _VERBS = re.compile(
@@ -52,7 +58,10 @@ _VERBS = re.compile(
     r"|\b(?:enters?|entered)\s(?:full\s|commercial\s)?(?:operation|service|production)\b"
     r"|\balready (?:serves|serving|runs|running|powers|powering|handles|handling"
     r"|in (?:production|service|use))\b"
-    r"|\b(?:commissions|commissioned|stands up|stood up|has installed|have installed|powers up)\b"
+    r"|\b(?:stands up|stood up|has installed|have installed|powers up)\b"
+    # "commissions 120 MW data center", "commissioned a 4,096-GPU cluster" (not "commissions a study")
+    r"|\bcommission(?:s|ed)\b(?=\s(?:a\s|an\s|its\s|the\s)?(?:[\d,.]+[-\s]?(?:MW|GW|megawatt|gigawatt|GPU)"
+    r"|(?:[\w-]+\s){0,3}?(?:cluster|supercomputer|data cent|campus|AI factory)))"
     r"|\b(?:begins?|began|starts?|started|commences?|commenced) (?:commercial )?(?:operations|operating)\b"
     r"|\b(?:takes|took|has taken|have taken) delivery of\b"
     # an operator's capacity report: "ends the quarter with 590 MW of active power"
@@ -70,10 +79,10 @@ _VERBS = re.compile(
     # "adds 5,000 GPUs", "expands its Reno cluster to 20,000 GPUs", "doubles capacity to 400 MW"
     r"|\b(?:adds|expands|doubles|triples)\b"
     r"(?=(?:\s[\w-]+){0,4}?\s(?:to\s)?(?:nearly |about |over |more than )?"
-    r"(?:\d" + _COUNTED + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
+    r"(?:\d" + _NAMED_COUNT + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
     # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
     r"|\b(?:installs|leases|leased|rents)\b"
-    r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _COUNTED + ")"
+    r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _NAMED_COUNT + ")"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
     r"|\b(?:buys|bought|purchases|purchased|to purchase)\b"
@@ -152,12 +161,12 @@ _PHASE = re.compile(
 # ("could deploy", "is weighing buying", "analysts estimate", 或将采购, 传闻): trade press states plans
 # with "to", "will" and "plans to", which stay facts. "may" only in lower case: "May" is a month.
 _HEDGE = re.compile(
-    r"(?=[CcmMwWeEiItTsSrRaAfF或可传据考洽商有])(?:"
+    r"(?=[CcmMwWeEiItTsSrRaAfF或可传据考洽商有分估预])(?:"
     r"\b(?:[Cc]ould|may|[Mm]ight|[Ww]ould|[Cc]onsider(?:s|ing)?|[Ww]eigh(?:s|ing)|[Mm]ulls?|[Mm]ulling"
     r"|[Ee]y(?:es|eing)|[Ee]xplor(?:es|ing)|[Ii]n (?:early )?talks|[Tt]alks to|[Ii]n discussions"
     r"|[Ss]aid to be"
     r"|[Ii]s said to|[Rr]umou?r(?:s|ed)?|[Ee]stimat(?:e|es|ed)|[Aa]nalysts?|[Ff]orecasts?)\b"
-    r"|或将|或会|或(?=[\u3400-\u9fff]{0,2}(?:部署|采购|订购|使用|租用))|可能|传闻|据传|考虑|洽谈|商谈|有意)"
+    r"|或将|或会|或(?=[\u3400-\u9fff]{0,2}(?:部署|采购|订购|使用|租用))|可能|传闻|据传|考虑|洽谈|商谈|有意|分析师|估计|估算|预估)"
 )
 
 
