@@ -17,7 +17,11 @@ GENERIC_HARDWARE = frozenset(
 # A model designation: letters and digits together ("MI450", "B200", "CS-3", "p150", "910B", "Trainium3").
 _MODEL_TOKEN = r"(?:[A-Za-z]{1,12}-?\d[A-Za-z0-9_.]*|\d{2,4}[A-Za-z]+[A-Za-z0-9_]*)"
 _FAMILY_WORD = r"(?:[A-Z][A-Za-z]+|[A-Z]{2,5})"
-_SUFFIX = r"(?:\s(?:NVL\d+|Ultra|Max|Pro|PRO|\d{2,4}[A-Z]?|[A-Z]\d*)(?![A-Za-z0-9_-]))*"
+# a number after a name is its generation ("Maia 200"), not a figure of a claim ("Maia 200 25% below")
+_SUFFIX = (
+    r"(?:\s(?:NVL\d+|Ultra|Max|Pro|PRO|\d{2,4}[A-Z]?(?!\s?(?:%|x\b|×|percent|times))|[A-Z]\d*)"
+    r"(?![A-Za-z0-9_-]))*"
+)
 _CORE = rf"(?:{_FAMILY_WORD}\s){{1,2}}\d{{2,4}}[A-Za-z]?|(?:{_FAMILY_WORD}\s){{0,2}}{_MODEL_TOKEN}"
 _CHIP_NAME = re.compile(rf"(?<![A-Za-z0-9_-])(?P<name>(?:{_CORE}){_SUFFIX})(?![A-Za-z0-9_-])")
 # A known chip followed by a generation number is another chip ("Trainium 3").

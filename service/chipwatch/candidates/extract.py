@@ -311,6 +311,13 @@ def _claimants(claims: list[Draft], parts: list[Part], lexicon: Lexicon) -> list
     ("OpenAI presented the range at Hot Chips")."""
     if not claims or all(c.fact.get("reported_by_name") for c in claims):
         return claims
+    known = next((c for c in claims if c.fact.get("reported_by_name")), None)
+    if known is not None:  # "Bernstein: ..." + "The same note puts ...": one item, one claimant
+        for c in claims:
+            if not c.fact.get("reported_by_name"):
+                c.fact["reported_by_id"], c.fact["reported_by_name"] = (
+                    known.fact.get("reported_by_id"), known.fact["reported_by_name"])
+        return claims
     for part in parts:
         for a, b in part.sentences_of("claimant") + part.sentences_of("benchmark"):
             if any(c.part == part.name and a <= c.start < b for c in claims):

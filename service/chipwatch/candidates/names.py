@@ -439,7 +439,7 @@ def place_in(part: Part, a: int, b: int) -> str | None:
 
 _SAYS = (
     r"(?:says|said|claims|claimed|reports|reported|measures|measured|finds|found|estimates|announced"
-    r"|presented|presents)"
+    r"|presented|presents|clocks|clocked|benchmarks|benchmarked|rates|rated)"
 )
 _REPORTER_AFTER = re.compile(
     r"(?=[,amvtbcrio])(?:"  # the characters its branches start with: most positions fail in one test
@@ -455,7 +455,8 @@ _REPORTER_AFTER = re.compile(
 _REPORTER_BEFORE = re.compile(
     rf"(?P<who>(?:[A-Z][\w-]*\s?){{1,3}})\s{_SAYS}\b"
     # "SemiAnalysis: ...", "SemiAnalysis note: ...": a lead-in naming whose analysis follows
-    r"|^\s*(?P<who3>[A-Z][\w-]+)(?:\s(?:note|notes|analysis|report|research|data|estimate|estimates))?:\s"
+    r"|^\s*(?P<who3>(?:[A-Z][\w-]*\s){0,2}[A-Z][\w-]+)"
+    r"(?:\s(?:note|notes|analysis|report|research|data|estimate|estimates))?:\s"
 )
 _CN_REPORTER_WORDS = re.compile(r"称|表示|测得|披露|来自|据")
 _CN_REPORTER = re.compile(
@@ -519,7 +520,13 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
             return Name(hits[-1].id, norm[hits[-1].start : hits[-1].end], hits[-1].start, hits[-1].end)
         if hits:
             continue  # "MLPerf: ...": a benchmark names where a figure comes from, not who claims it
-        words = [w for w in text.split() if w.lower() not in DESCRIPTORS]
+        words = text.split()
+        # a descriptor between two capitalised words is part of the name ("LG AI Research")
+        words = [
+            w for i, w in enumerate(words)
+            if w.lower() not in DESCRIPTORS or (0 < i < len(words) - 1 and words[i - 1][0].isupper()
+                                                and words[i + 1][0].isupper() and w[0].isupper())
+        ]
         if not words or words[0] in ("It", "The", "This", "That", "He", "She", "They", "We", "Company"):
             continue
         text = " ".join(words)

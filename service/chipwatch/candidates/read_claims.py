@@ -29,7 +29,8 @@ _CN_TOKENS_PER_S = re.compile(
     r"每秒(?:输出|生成|处理)?(?:约|超过|达)?(?P<num>\d+(?:\.\d+)?)(?P<wan>万)?个?(?:tokens?|词元|Token)"
 )
 _COMPARATOR = re.compile(
-    r"\b(?:than|of|over|versus|vs\.?|against|compared (?:with|to)|beats?|trails?|outperforms?|matches)\s"
+    r"\b(?:than|of|over|versus|vs\.?|against|compared (?:with|to)|beats?|trails?|outperforms?|matches"
+    r"|below|above|under)\s"
     r"|较|比|相比|是|为|达到|相当于",
     re.IGNORECASE,
 )
