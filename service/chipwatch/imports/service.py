@@ -23,6 +23,7 @@ from sqlmodel import Session
 from chipwatch.datasets.kinds import DATASET_KINDS, options_from_name, parse_dataset
 from chipwatch.datasets.records import DatasetFormatError, ParseResult, to_plain
 from chipwatch.imports import apply
+from chipwatch.imports.collector import collector_paused
 from chipwatch.imports.models import Import
 from chipwatch.imports.plan import IMPORT_KINDS, Plan, built_candidates, scopes_of
 from chipwatch.imports.resolve import load_resolver
@@ -237,6 +238,13 @@ def run_import(
     waiting for an alias -> evaluate signals over the written facts. Raises :class:`ImportRefused`
     before writing anything when the file is refused (with ``strict``, when any row is bad).
     """
+    with collector_paused():
+        return _run_import(session=session, request=request, now=now, progress=progress)
+
+
+def _run_import(
+    *, session: Session, request: ImportRequest, now: datetime | None, progress: Progress | None
+) -> Import:
     now = now or utcnow()
     note = progress or (lambda stage, done, total: None)
     parsed = _parse(request)
