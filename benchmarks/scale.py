@@ -21,22 +21,32 @@ benchmarks/signals.py). Run under nice on a shared machine:
     nice -n 10 python benchmarks/scale.py [--items 1000000] [--database-url postgresql://...]
 
 With ``--database-url`` the database there is migrated, seeded and filled (use an empty one).
+
+Generating 1M items takes a long while; ``--data-dir DIR`` keeps the SQLite database in DIR (with the
+facts the measurements need in DIR/scale-facts.json), and a later run with the same ``--data-dir`` and
+``--items`` measures that database again without generating it (``--generate-only`` stops after it is
+made). Each run writes its probe signal and items under a fresh id, so runs on a kept database do not
+collide.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import random
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import orjson
 from sqlalchemy import event, insert, select, text, update
 
 GOALS = {
@@ -53,6 +63,7 @@ GOALS = {
     "POST signal: write lock s (abs)": "< 1 s at 1M",
 }
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
+RUN = datetime.now(UTC).strftime("%Y%m%d%H%M%S")  # names this run's probe rows on a kept database
 WORDS = (
     "inference accelerator rack cluster tokens latency throughput memory HBM wafer foundry order "
     "datacenter power cooling benchmark model serving cloud capacity megawatt shipment roadmap"
@@ -165,10 +176,13 @@ def generate(settings, n_items: int, n_sources: int, n_results: int, seed: int =
 def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]]) -> None:
     from chipwatch.db import get_engine, session_scope
     from chipwatch.kit.pagination import encode_cursor
-    from chipwatch.kit.rows import dump_json
+    from chipwatch.kit.rows import JSON_OPTIONS, dump_json
     from chipwatch.knowledge.service import list_rows
     from chipwatch.race.service import build_race
     from chipwatch.signals import service as signals
+    from chipwatch.signals.models import Signal
+    from chipwatch.signals.watch import _scope as watch_scope
+    from chipwatch.sources.models import FEED_KINDS
     from chipwatch.sources.service import list_items
 
     engine = get_engine(settings)
@@ -205,18 +219,58 @@ def measure(settings, facts: dict[str, Any], rows: list[tuple[str, float, str]])
 
     r, a, b = ratio(read(lambda s: build_race(session=s)), bare_board)
     add("race rebuild / bare SQL", r, f"{a:.1f} ms vs {b:.1f} ms")
-    r, a, b = ratio(answer(lambda s: signals.list_signals(session=s, limit=50)),
-                    bare("SELECT * FROM signals ORDER BY id LIMIT 51"))
+    # The signal rows' floor is bare SQL of the same data, written as JSON: the answer carries each
+    # signal's watch health (feed counts per trust level) and, in the detail, the watched feed ids, so the
+    # floor reads those too, with the same plain statements; JSON columns go out as the text stored.
+    feeds = f"enabled = true AND kind IN ({', '.join(repr(k) for k in FEED_KINDS)}) AND url IS NOT NULL"
+    counts_sql = (f"SELECT trust, count(*), sum(CASE WHEN consecutive_failures > 0 THEN 1 ELSE 0 END) "
+                  f"FROM sources WHERE {feeds} GROUP BY trust")
+    board_cols = ("id, question, status, outcome, version, review, opened_on, deadline, on_deadline, "
+                  "resolved_at, known_at, subjects, yes_when, no_when")
+
+    def bare_json(conn, sql: str, **params) -> list[dict[str, Any]]:
+        result = conn.execute(text(sql), params)
+        keys = list(result.keys())
+        return [
+            {k: orjson.Fragment(v) if isinstance(v, str) and v[:1] in "[{" else v
+             for k, v in zip(keys, row, strict=True)}
+            for row in result
+        ]
+
+    def bare_list():
+        with engine.connect() as conn:
+            page = bare_json(conn, f"SELECT {board_cols} FROM signals ORDER BY id LIMIT 51")
+            counts = conn.execute(text(counts_sql)).all()
+        return orjson.dumps({"items": page, "counts": [list(c) for c in counts]}, option=JSON_OPTIONS)
+
+    r, a, b = ratio(answer(lambda s: signals.list_signals(session=s, limit=50)), bare_list)
     add("signal list / bare SQL", r, f"{a:.1f} ms vs {b:.1f} ms")
     with session_scope(settings, write=False) as session:
         busiest = session.execute(text(
             "SELECT signal_id FROM signal_evidence GROUP BY signal_id ORDER BY count(*) DESC LIMIT 1"
         )).scalar() or session.execute(text("SELECT id FROM signals ORDER BY id LIMIT 1")).scalar()
-    r, a, b = ratio(
-        answer(lambda s: signals.get_signal(session=s, signal_id=busiest)),
-        lambda: (bare("SELECT * FROM signals WHERE id = :i", i=busiest)(),
-                 bare("SELECT * FROM signal_evidence WHERE signal_id = :i ORDER BY id", i=busiest)()),
-    )
+        conditions = session.execute(
+            select(Signal.yes_when, Signal.no_when).where(Signal.id == busiest)
+        ).one()
+    scope = watch_scope(*conditions)  # which feeds the detail lists is the definition's, known beforehand
+    watched_sql = f"SELECT id FROM sources WHERE {feeds}"
+    if not scope.every:
+        named = ", ".join(repr(i) for i in sorted(scope.ids)) or "NULL"
+        trusts = ", ".join(repr(t) for t in sorted(scope.trusts)) or "NULL"
+        watched_sql += f" AND (id IN ({named}) OR trust IN ({trusts}))"
+
+    def bare_detail():
+        with engine.connect() as conn:
+            (signal,) = bare_json(conn, f"SELECT {board_cols}, description, tags, require_fact FROM signals "
+                                        "WHERE id = :i", i=busiest)
+            signal["evidence"] = bare_json(
+                conn, "SELECT * FROM signal_evidence WHERE signal_id = :i ORDER BY id", i=busiest
+            )
+            signal["watched_sources"] = list(conn.execute(text(watched_sql + " ORDER BY id")).scalars())
+            signal["counts"] = [list(c) for c in conn.execute(text(counts_sql)).all()]
+        return orjson.dumps(signal, option=JSON_OPTIONS)
+
+    r, a, b = ratio(answer(lambda s: signals.get_signal(session=s, signal_id=busiest)), bare_detail)
     add("signal detail / bare SQL", r, f"{busiest}: {a:.1f} ms vs {b:.1f} ms")
 
     for label, entity in (("common", facts["common"]), ("rare", facts["rare"])):
@@ -287,7 +341,8 @@ def measure_writes(settings, add) -> None:
             n += 1
             with session_scope(settings) as session:
                 item = Item(
-                    source_id="feed-00001", guid=f"w{n}", content_hash=f"w{n}", title=f"Jalapeño write {n}",
+                    source_id="feed-00001", guid=f"w{RUN}-{n}", content_hash=f"w{RUN}-{n}",
+                    title=f"Jalapeño write {n}",
                     summary="written while reading", published_at=datetime.now(UTC),
                 )
                 session.add(item)
@@ -338,7 +393,7 @@ def measure_signal_create(settings, facts, add) -> None:
             spans.append(time.perf_counter() - started)
 
     definition = {
-        "id": "scale-probe", "question": "Has a common chip shipped a scale probe?",
+        "id": f"scale-probe-{RUN}", "question": "Has a common chip shipped a scale probe?",
         "opened_on": "2025-01-01",
         "review": "manual", "subjects": [facts["common"]],
         "yes_when": [{"item": {"mentions_all": [facts["common"]], "terms_any": ["megawatt shipment"]}}],
@@ -358,25 +413,79 @@ def measure_signal_create(settings, facts, add) -> None:
         f"whole call {total:.2f} s; {report.items} items read, {report.matches} matches")
 
 
+FACTS_FILE = "scale-facts.json"
+
+
+@contextmanager
+def kept_database(data_dir: str) -> Iterator[tuple[Any, dict[str, Any] | None]]:
+    """(settings, facts) for the SQLite database kept in ``data_dir``: facts is None when the directory
+    holds no finished generation yet (it is then migrated and seeded, ready to fill)."""
+    from chipwatch.config import get_settings
+    from chipwatch.db import dispose_engines, session_scope
+    from chipwatch.migrate import upgrade_to_head
+    from chipwatch.seeds import load_seeds
+
+    path = Path(data_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    facts_path = path / FACTS_FILE
+    facts = json.loads(facts_path.read_text()) if facts_path.exists() else None
+    if facts is None and (path / "chipwatch.db").exists():
+        # an interrupted generation: its rows would collide with a fresh one
+        raise SystemExit(f"{path / 'chipwatch.db'} exists without {FACTS_FILE}: remove it or use another")
+    os.environ["CHIPWATCH_DATA_DIR"] = str(path)
+    os.environ.pop("CHIPWATCH_DATABASE_URL", None)
+    get_settings.cache_clear()
+    settings = get_settings()
+    upgrade_to_head(settings)  # a kept database made before a newer revision gets its indexes
+    if facts is None:
+        with session_scope(settings) as session:
+            load_seeds(session=session)
+    try:
+        yield settings, facts
+    finally:
+        dispose_engines()
+
+
+@contextmanager
+def fresh(database_url: str | None) -> Iterator[tuple[Any, None]]:
+    from _common import seeded_database
+
+    with seeded_database(database_url) as settings:
+        yield settings, None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=200_000)
     ap.add_argument("--sources", type=int, default=3000)
     ap.add_argument("--results", type=int, default=20_000)
     ap.add_argument("--database-url", default=None, help="an empty PostgreSQL database (default: SQLite)")
+    ap.add_argument("--data-dir", default=None,
+                    help="keep the SQLite database here, and reuse it if a run with these --items made it")
+    ap.add_argument("--generate-only", action="store_true", help="stop once the database is made")
     args = ap.parse_args()
 
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "service"))
     sys.path.insert(0, here)
-    from _common import seeded_database
-
-    with seeded_database(args.database_url) as settings:
-        t = time.perf_counter()
-        facts = generate(settings, args.items, args.sources, args.results)
-        print(f"generated {args.items} items, {args.sources} sources, {args.results} results "
-              f"in {time.perf_counter() - t:.0f} s on {settings.resolved_database_url.split(':')[0]}",
-              flush=True)
+    if args.data_dir and args.database_url:
+        ap.error("--data-dir keeps a SQLite database; it cannot be combined with --database-url")
+    database = kept_database(args.data_dir) if args.data_dir else fresh(args.database_url)
+    with database as (settings, facts):
+        if facts is not None and facts.get("items") != args.items:
+            ap.error(f"{args.data_dir} holds {facts.get('items')} generated items, not {args.items}")
+        if facts is None:
+            t = time.perf_counter()
+            facts = generate(settings, args.items, args.sources, args.results)
+            print(f"generated {args.items} items, {args.sources} sources, {args.results} results "
+                  f"in {time.perf_counter() - t:.0f} s on {settings.resolved_database_url.split(':')[0]}",
+                  flush=True)
+            if args.data_dir:
+                (Path(args.data_dir) / FACTS_FILE).write_text(json.dumps(facts))
+        else:
+            print(f"reusing the database of {facts['items']} items in {args.data_dir}", flush=True)
+        if args.generate_only:
+            return
         rows: list[tuple[str, float, str]] = []
         print(f"{'row':<48}{'ratio':>9}  detail")
         measure(settings, facts, rows)

@@ -21,18 +21,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from itertools import groupby
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, func, or_, select, union
 from sqlmodel import Session
 
 from chipwatch.kit.time import utcnow
 from chipwatch.knowledge.events import change_listeners
-from chipwatch.knowledge.models import FactChange
+from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, FactChange
 from chipwatch.knowledge.service import fact_listeners, facts_listeners
 from chipwatch.signals.change_matches import change_findings, changes_for_signal
 from chipwatch.signals.deadlines import evaluate_deadlines
-from chipwatch.signals.definition import SignalDefinition
+from chipwatch.signals.definition import ChangeCondition, SignalDefinition
 from chipwatch.signals.fact_matches import FACT_TABLES, fact_findings, facts_for_signal
 from chipwatch.signals.item_matches import (
     ITEM_BATCH,
@@ -43,20 +44,25 @@ from chipwatch.signals.item_matches import (
 )
 from chipwatch.signals.models import Evidence, SignalHistory
 from chipwatch.signals.record import EVIDENCE_KEY, EvaluationReport, Finding, load_signal, record_and_settle
-from chipwatch.signals.rules import compile_signals
+from chipwatch.signals.rules import CompiledRules, compile_signals
 from chipwatch.signals.rules_cache import compiled_rules, definition_of, entities_for
+from chipwatch.sources.models import Item
 from chipwatch.text.entities import Entity
 
+# History kinds of the named entities (vendors, chips, models, benchmarks).
+_ENTITY_KINDS = tuple(kind for kind, table in KB_TABLES.items() if table in ENTITY_TABLES.values())
+
 __all__ = [
-    "ItemSnapshot",
+    "SignalSnapshot",
     "evaluate_changes",
     "evaluate_fact",
     "evaluate_facts",
     "evaluate_items",
     "evaluate_seeded",
     "evaluate_signal",
-    "read_item_findings",
+    "read_findings",
     "register_fact_listener",
+    "snapshot_still_valid",
 ]
 
 
@@ -137,36 +143,177 @@ def evaluate_changes(
 
 
 SNAPSHOT_OVERLAP = timedelta(minutes=10)
-"""Longer than any write transaction (the store of a large feed takes seconds): items such a transaction
+"""Longer than any write transaction (the store of a large feed takes seconds): rows such a transaction
 stamped before a read snapshot began but committed after it are read again in the write transaction."""
 
 
 @dataclass(frozen=True, slots=True)
-class ItemSnapshot:
-    """What a definition's item conditions found in a read snapshot, and where that snapshot ends."""
+class SignalSnapshot:
+    """What a definition's conditions found in a read snapshot, and where that snapshot ends.
+
+    ``found`` holds the findings of stored items, facts in force and recorded changes; ``rules`` the
+    definition compiled against ``entities``; ``max_item_id`` and ``max_change_id`` the newest item and
+    fact-history row the snapshot saw, ``taken_at`` (UTC) when it began.
+    """
 
     definition: SignalDefinition
     entities: tuple[Entity, ...]
+    rules: CompiledRules
     found: tuple[Finding, ...]
     items_read: int
+    facts_read: int
     max_item_id: int
+    max_change_id: int
     taken_at: datetime
 
 
-def read_item_findings(*, session: Session, definition: SignalDefinition) -> ItemSnapshot:
-    """Match every stored item that could satisfy ``definition`` (:func:`items_for_signal`), in a read
-    session: the expensive part of evaluating a new or changed signal, done without the write lock.
+def read_findings(*, session: Session, definition: SignalDefinition) -> SignalSnapshot:
+    """Match every stored item that could satisfy ``definition`` (:func:`items_for_signal`), every fact
+    in force and every recorded change its conditions read, in a read session: the expensive part of
+    evaluating a new or changed signal, done without the write lock.
 
-    Returns an :class:`ItemSnapshot` for :func:`evaluate_signal`, which then reads only the items written
-    since in its write transaction. Writes nothing.
+    Returns a :class:`SignalSnapshot` for :func:`evaluate_signal`, which then reads only the items and
+    facts written since, in its write transaction. Writes nothing. Raises ``DefinitionError`` when the
+    definition names an entity that does not exist.
     """
     taken_at = utcnow()
     max_item_id = newest_item_id(session)
+    max_change_id = _newest_change_id(session)
     entities = tuple(entities_for(session=session, entity_ids=definition.entity_ids()))
     rules = compile_signals([definition], list(entities))
     report = EvaluationReport()
     found = item_findings(rules, items_for_signal(session, definition), report)
-    return ItemSnapshot(definition, entities, tuple(found), report.items, max_item_id, taken_at)
+    for ref_kind, row in facts_for_signal(session, definition):
+        found.extend(fact_findings(session, rules, ref_kind, row, report))
+    found.extend(change_findings(rules, changes_for_signal(session, definition), report))
+    return SignalSnapshot(
+        definition, entities, rules, tuple(found), report.items, report.facts, max_item_id, max_change_id,
+        taken_at,
+    )
+
+
+def _newest_change_id(session: Session) -> int:
+    return session.execute(select(func.max(FactChange.id))).scalar_one_or_none() or 0
+
+
+def _serialised_writes(session: Session) -> bool:
+    """True on SQLite: one writer at a time, so ids are handed out in commit order and every row a
+    snapshot did not see has an id beyond the newest it saw. PostgreSQL's sequences hand out ids that can
+    commit out of order, so rows stamped within :data:`SNAPSHOT_OVERLAP` of the snapshot are read too."""
+    return session.get_bind().dialect.name == "sqlite"
+
+
+def _items_written_since(session: Session, snapshot: SignalSnapshot) -> list[int]:
+    """Ids of the items stored or updated since ``snapshot`` (a superset: the rules decide each one), in
+    id order. Each part is a range on an index (the primary key, ``ix_items_updated``,
+    ``ix_items_first_seen``), not a scan of the items."""
+    since = snapshot.taken_at - SNAPSHOT_OVERLAP
+    parts = [
+        select(Item.id).where(Item.id > snapshot.max_item_id),
+        select(Item.id).where(Item.updated_at >= since),
+    ]
+    if not _serialised_writes(session):
+        parts.append(select(Item.id).where(Item.first_seen_at >= since))
+    return sorted(set(session.scalars(union(*parts))))
+
+
+def _changes_since(session: Session, snapshot: SignalSnapshot, kinds: Iterable[str]) -> Any:
+    """The condition on ``fact_history`` rows of ``kinds`` written since ``snapshot``."""
+    since = snapshot.taken_at - SNAPSHOT_OVERLAP
+    newer = FactChange.id > snapshot.max_change_id
+    if not _serialised_writes(session):
+        newer = or_(newer, FactChange.changed_at >= since)
+    return and_(FactChange.kind.in_(sorted(set(kinds))), newer)
+
+
+def _names_changed_since(session: Session, snapshot: SignalSnapshot) -> bool:
+    """Did any entity the definition names change (renamed, retracted...) since ``snapshot``? Entity
+    writes all record history (``knowledge.history``); sources are never deleted (removal keeps the row),
+    so the source ids the snapshot validated stay valid."""
+    named = snapshot.definition.entity_ids()
+    if not named:
+        return False
+    stmt = select(FactChange.id).where(
+        _changes_since(session, snapshot, _ENTITY_KINDS), FactChange.fact_id.in_(sorted(named))
+    )
+    return session.execute(stmt.limit(1)).first() is not None
+
+
+def snapshot_still_valid(*, session: Session, snapshot: SignalSnapshot) -> bool:
+    """True when no entity ``snapshot``'s definition names has changed since it was taken, so the
+    definition it validated (against the entities and sources then) stands in ``session``'s write
+    transaction. One read of the fact history rows written since (a range of its primary key on
+    SQLite)."""
+    return not _names_changed_since(session, snapshot)
+
+
+def _facts_since(
+    session: Session, snapshot: SignalSnapshot, report: EvaluationReport
+) -> tuple[set[tuple[str, str]], list[Finding]]:
+    """The facts of the kinds the definition reads that were written since ``snapshot`` (every fact
+    write records history): their ``(ref_kind, id)`` keys and what they satisfy now."""
+    kinds = {c.kind for _s, _i, c in snapshot.definition.conditions()}
+    tables = {kb: spec for kb, spec in FACT_TABLES.items() if spec[0] in kinds}
+    if not tables:
+        return set(), []
+    stmt = select(FactChange.kind, FactChange.fact_id).where(_changes_since(session, snapshot, tables))
+    written: dict[str, set[str]] = {}
+    for kb_kind, fact_id in session.execute(stmt.distinct()):
+        written.setdefault(kb_kind, set()).add(fact_id)
+    keys: set[tuple[str, str]] = set()
+    found: list[Finding] = []
+    for kb_kind, ids in sorted(written.items()):
+        ref_kind, table = tables[kb_kind]
+        keys.update((ref_kind, i) for i in ids)
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), ITEM_BATCH):
+            rows = session.scalars(
+                select(table).where(table.id.in_(ordered[start : start + ITEM_BATCH])).order_by(table.id)
+            )
+            for row in rows:
+                found.extend(fact_findings(session, snapshot.rules, ref_kind, row, report))
+    return keys, found
+
+
+def _changes_written_since(session: Session, snapshot: SignalSnapshot) -> list[list[FactChange]]:
+    """The recorded changes (rows grouped per change) of the kinds the definition's change conditions
+    watch, written since ``snapshot``; the rows of one change are written in one transaction, so a
+    change is either wholly in the snapshot or wholly here."""
+    conditions = snapshot.definition.conditions()
+    kinds = {c.change.kind for _s, _i, c in conditions if isinstance(c.change, ChangeCondition)}
+    if not kinds:
+        return []
+    stmt = select(FactChange).where(_changes_since(session, snapshot, kinds), FactChange.action != "created")
+    rows = session.scalars(stmt.order_by(FactChange.kind, FactChange.fact_id, FactChange.id))
+    return [list(group) for _key, group in groupby(rows, key=_one_change)]
+
+
+def _one_change(row: FactChange) -> tuple[Any, ...]:
+    """The rows of one change share these (as ``change_matches`` groups them)."""
+    return (row.kind, row.fact_id, row.action, row.changed_at, row.cause_ref)
+
+
+def _findings_from_snapshot(
+    session: Session, snapshot: SignalSnapshot, report: EvaluationReport
+) -> list[Finding]:
+    """The snapshot's findings brought up to date: the items, facts and changes written since it was
+    taken are read (and decided) again here, and their snapshot findings dropped."""
+    has_items = any(c.item is not None for _s, _i, c in snapshot.definition.conditions())
+    recent = _items_written_since(session, snapshot) if has_items else []
+    reread = {str(i) for i in recent}
+    facts_written, fact_found = _facts_since(session, snapshot, report)
+    found = [
+        f
+        for f in snapshot.found
+        if not (f.ref_kind == "item" and f.ref_id in reread) and (f.ref_kind, f.ref_id) not in facts_written
+    ]
+    report.items += snapshot.items_read
+    report.facts += snapshot.facts_read
+    report.matches += len(found)
+    found.extend(fact_found)
+    found.extend(item_findings(snapshot.rules, items_by_id(session, recent), report))
+    found.extend(change_findings(snapshot.rules, _changes_written_since(session, snapshot), report))
+    return found
 
 
 def evaluate_signal(
@@ -176,19 +323,20 @@ def evaluate_signal(
     today: date | None = None,
     now: datetime | None = None,
     drop_unmatched: bool = False,
-    snapshot: ItemSnapshot | None = None,
+    snapshot: SignalSnapshot | None = None,
 ) -> EvaluationReport:
     """Check one signal against every stored item and fact, then its deadline.
 
     Run when a signal is created or its definition changes. The signal is compiled on its own, items are
     narrowed in SQL by what every item condition demands of the source, the date and the entities named
     (through the mention index; never by text), and each remaining item is read once. With a
-    ``snapshot`` (:func:`read_item_findings`) of the same definition and entity names, its findings
-    stand and only items written since it was taken are read here, so the write transaction stays short;
-    a snapshot of another definition (changed meanwhile) is ignored. ``today`` (UTC date, default: the
-    clock's) decides the deadline. With ``drop_unmatched`` (after the conditions changed), evidence that
-    no move used and that the current conditions no longer match is deleted first; evidence that still
-    matches stays as it is and is not announced again.
+    ``snapshot`` (:func:`read_findings`) of the same definition and entity names, its findings stand and
+    only the items, facts and changes written since it was taken are read here (through indexes), so the
+    write transaction stays short; a snapshot of another definition or other names (changed meanwhile)
+    is ignored and everything is read here. ``today`` (UTC date, default: the clock's) decides the
+    deadline. With ``drop_unmatched`` (after the conditions changed), evidence that no move used and
+    that the current conditions no longer match is deleted first; evidence that still matches stays as
+    it is and is not announced again.
 
     Returns an ``EvaluationReport``. Raises ``SignalNotFound``, or ``DefinitionError`` when the stored
     definition names an entity that no longer exists.
@@ -197,21 +345,15 @@ def evaluate_signal(
     today = today or now.astimezone(UTC).date()
     defn = definition_of(load_signal(session, signal_id))
     entities = tuple(entities_for(session=session, entity_ids=defn.entity_ids()))
-    rules = compile_signals([defn], list(entities))
     report = EvaluationReport()
     if snapshot is not None and (snapshot.definition, snapshot.entities) == (defn, entities):
-        since = snapshot.taken_at - SNAPSHOT_OVERLAP
-        recent = list(items_for_signal(session, defn, written_after=(snapshot.max_item_id, since)))
-        reread = {str(row.id) for row in recent}
-        found = [f for f in snapshot.found if not (f.ref_kind == "item" and f.ref_id in reread)]
-        report.items += snapshot.items_read
-        report.matches += len(found)
-        found.extend(item_findings(rules, recent, report))
+        found = _findings_from_snapshot(session, snapshot, report)
     else:
+        rules = compile_signals([defn], list(entities))
         found = item_findings(rules, items_for_signal(session, defn), report)
-    for ref_kind, row in facts_for_signal(session, defn):
-        found.extend(fact_findings(session, rules, ref_kind, row, report))
-    found.extend(change_findings(rules, changes_for_signal(session, defn), report))
+        for ref_kind, row in facts_for_signal(session, defn):
+            found.extend(fact_findings(session, rules, ref_kind, row, report))
+        found.extend(change_findings(rules, changes_for_signal(session, defn), report))
     if drop_unmatched:
         _drop_unmatched_evidence(session, signal_id, {f.key for f in found})
     record_and_settle(session, found, now, report)

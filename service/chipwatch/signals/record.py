@@ -63,8 +63,8 @@ __all__ = [
 
 log = logging.getLogger("chipwatch.signals")
 
-EVIDENCE_BATCH = 200
-"""Evidence rows per INSERT; keeps statements well under SQLite's bound-parameter limit."""
+EVIDENCE_BATCH = 1000
+"""Evidence rows per INSERT (15 values each): under SQLite's bound-parameter limit (32,766)."""
 MAX_RACE_RETRIES = 8
 """Lost version races retried before giving up (each retry means another process moved the signal)."""
 EVIDENCE_KEY = ("signal_id", "ref_kind", "ref_id", "side", "condition_index")
@@ -175,20 +175,23 @@ def _insert_ignoring_duplicates(session: Session, values: list[dict[str, Any]]) 
 
     ``ON CONFLICT DO NOTHING`` (on any unique key: the evidence key or a story key) makes a concurrent
     evaluation of the same item or story wait for the first one and then skip the row instead of
-    failing, so the row, and the move it causes, happen once.
+    failing, so the row, and the move it causes, happen once. One Core statement executed for every row
+    (SQLAlchemy sends them ``EVIDENCE_BATCH`` to a multi-row INSERT ... RETURNING, compiled once): a
+    new signal can match thousands of stored items, and this runs under the write lock.
     """
+    if not values:
+        return []
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    out = []
-    for start in range(0, len(values), EVIDENCE_BATCH):
-        stmt = (
-            insert(Evidence)
-            .values(values[start : start + EVIDENCE_BATCH])
-            .on_conflict_do_nothing()
-            .returning(Evidence.id, *(getattr(Evidence, k) for k in EVIDENCE_KEY))
-        )
-        out.extend(session.execute(stmt).all())
-    return out
+    stmt = (
+        insert(Evidence.__table__)
+        .on_conflict_do_nothing()
+        .returning(Evidence.id, *(getattr(Evidence, k) for k in EVIDENCE_KEY))
+    )
+    result = session.connection().execute(
+        stmt.execution_options(insertmanyvalues_page_size=EVIDENCE_BATCH), values
+    )
+    return result.all()
 
 
 def _evidence_values(f: Finding, now: datetime, copies: Sequence[Finding] = ()) -> dict[str, Any]:
@@ -264,7 +267,7 @@ def _add_carriers(session: Session, f: Finding, copies: Sequence[Finding]) -> No
 
 def _record(
     session: Session, found: Sequence[Finding], now: datetime
-) -> dict[str, list[tuple[Evidence, Finding]]]:
+) -> dict[str, list[tuple[Any, Finding]]]:
     """Write the evidence rows that are new, one per story; returns them per signal with their finding.
 
     A finding whose story is already recorded adds its source to that row (:func:`_add_carriers`).
@@ -276,12 +279,14 @@ def _record(
         return {}
     # One global order for every writer, so concurrent evaluations take row locks in the same order.
     leaders, copies = _stories([unique[k] for k in sorted(unique)])
-    new: dict[str, list[tuple[Evidence, Finding]]] = {}
+    new: dict[str, list[tuple[Any, Finding]]] = {}
     values = [_evidence_values(f, now, copies[f.key]) for f in leaders]
     for row in _insert_ignoring_duplicates(session, values):
         f = unique[(row.signal_id, row.ref_kind, row.ref_id, row.side, row.condition_index)]
-        # A detached row object: enough for payload builders, and it keeps the session's map clean.
-        ev = Evidence(id=row.id, **_evidence_values(f, now, copies[f.key]))
+        # A plain record of the row, not an ORM object: enough for the payload builders, it keeps the
+        # session's map clean, and costs microseconds where a model instance costs a millisecond (this
+        # runs under the write lock, for every row a new signal matches).
+        ev = SimpleNamespace(id=row.id, **_evidence_values(f, now, copies[f.key]))
         new.setdefault(f.signal_id, []).append((ev, f))
     inserted = {f.key for rows in new.values() for _ev, f in rows}
     for f in leaders:
@@ -362,10 +367,17 @@ def _write_move(
     return history
 
 
-def _evidence_rows(session: Session, ids: Sequence[int]) -> list[Evidence]:
+def _evidence_rows(session: Session, ids: Sequence[int]) -> list[Any]:
+    """The evidence rows with ``ids`` (in that order) as plain rows: a move can cite every match of a
+    new signal, and model instances cost a millisecond each under the write lock."""
     if not ids:
         return []
-    rows = {e.id: e for e in session.scalars(select(Evidence).where(Evidence.id.in_(list(ids))))}
+    table = Evidence.__table__
+    rows: dict[int, Any] = {}
+    ordered = list(ids)
+    for start in range(0, len(ordered), EVIDENCE_BATCH):
+        chunk = ordered[start : start + EVIDENCE_BATCH]
+        rows.update((row.id, row) for row in session.execute(select(table).where(table.c.id.in_(chunk))))
     return [rows[i] for i in ids if i in rows]
 
 
@@ -458,7 +470,7 @@ def evidence_plan(signal: Signal, rows: list[tuple[Evidence, str, datetime | Non
 def _settle(
     session: Session,
     signal_id: str,
-    new: list[tuple[Evidence, Finding]],
+    new: list[tuple[Any, Finding]],
     now: datetime,
     report: EvaluationReport,
     loaded: Signal | None = None,

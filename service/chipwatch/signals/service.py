@@ -19,7 +19,7 @@ from chipwatch.kit.rows import column_rows
 from chipwatch.kit.time import utcnow
 from chipwatch.signals.atom import render_feed
 from chipwatch.signals.definition import DefinitionError, SignalDefinition, validate_definition
-from chipwatch.signals.evaluation import evaluate_signal, read_item_findings
+from chipwatch.signals.evaluation import evaluate_signal, read_findings, snapshot_still_valid
 from chipwatch.signals.events import evidence_data
 from chipwatch.signals.manual import apply_manual
 from chipwatch.signals.models import Evidence, Signal, SignalHistory
@@ -297,15 +297,24 @@ def create_signal(
 
     ``signal_in`` is the definition as JSON (``schema/signal.schema.json``). With ``snapshot`` (a
     read-only session), the stored items are matched there first, so ``session``'s write transaction
-    only reads what was written since (:func:`~chipwatch.signals.evaluation.read_item_findings`).
+    only reads what was written since (:func:`~chipwatch.signals.evaluation.read_findings`); the
+    definition is validated there too, and again in ``session`` only when an entity it names changed
+    meanwhile.
+
     Returns the signal as the API shows it (after its evaluation) and the evaluation report. Raises
     ``DefinitionError`` naming the field (an unknown entity or source id is named in the message) or
     ``SignalExists``.
     """
     prepared = None
     if snapshot is not None:
-        prepared = read_item_findings(session=snapshot, definition=_validate(snapshot, signal_in))
-    defn = _validate(session, signal_in)
+        # Everything that only reads runs before the write transaction takes the lock: validation against
+        # the known entities and sources, and matching the stored items and facts.
+        defn = _validate(snapshot, signal_in)
+        if snapshot.get(Signal, defn.id) is not None:
+            raise SignalExists(defn.id)
+        prepared = read_findings(session=snapshot, definition=defn)
+    if prepared is None or not snapshot_still_valid(session=session, snapshot=prepared):
+        defn = _validate(session, signal_in)
     if session.get(Signal, defn.id) is not None:
         raise SignalExists(defn.id)
     now = now or utcnow()
@@ -353,15 +362,25 @@ def update_signal(
         except DefinitionError as exc:
             raise DefinitionError.of(refused + exc.problems) from exc
         raise DefinitionError.of(refused)
-    prepared = None
+    prepared = before = None
     if snapshot is not None:
+        # Validation and matching only read: done before the write transaction takes the lock.
         before = _existing(snapshot, signal_id)
-        prepared = read_item_findings(
+        prepared = read_findings(
             session=snapshot, definition=_validate(snapshot, _changed_document(before, changes))
         )
     signal = _existing(session, signal_id)
     old = definition_of(signal)
-    new = _validate(session, _changed_document(signal, changes))
+    if (
+        prepared is not None
+        and before is not None
+        # the version check: the stored definition is the one the snapshot changed, names unchanged since
+        and old == definition_of(before)
+        and snapshot_still_valid(session=session, snapshot=prepared)
+    ):
+        new = prepared.definition
+    else:
+        new = _validate(session, _changed_document(signal, changes))
     conditions_changed = (new.yes_when, new.no_when) != (old.yes_when, old.no_when)
     if new != old:
         for key, value in _definition_columns(new).items():

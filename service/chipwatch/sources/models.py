@@ -101,6 +101,9 @@ class Item(SQLModel, table=True):
         # Ends in id so that a source's newest-first page (sort_at, id) walks this index on PostgreSQL
         # too, where an index does not carry the row id as SQLite's does.
         Index("ix_items_source_sort", "source_id", "sort_at", "id"),
+        # What a signal's write transaction reads after its read snapshot: items stored or updated since.
+        Index("ix_items_first_seen", "first_seen_at"),
+        Index("ix_items_updated", "updated_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
