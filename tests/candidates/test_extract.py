@@ -330,6 +330,19 @@ def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
         ("Hsinchu's Nuvi Chips raises NT$900 million", "",
          "funding", {"vendor_name": "Nuvi Chips", "amount": 9e8, "currency": "TWD"}),
         ("Nuri Silicon raises ₩30 billion", "", "funding", {"amount": 3e10, "currency": "KRW"}),
+        # a multiplier in title case; an offering sold, named by its sum
+        ("Kestrel Silicon Announces €120 Million Series B Financing", "",
+         "funding", {"vendor_name": "Kestrel Silicon", "amount": 1.2e8, "currency": "EUR"}),
+        ("Lumen Compute stock soars in Nasdaq debut after $900m IPO", "",
+         "funding", {"vendor_name": "Lumen Compute", "amount": 9e8, "round_type": "ipo"}),
+        # a group's brand in lower case after its capitals; a Latin name of two words after Chinese text
+        ("SK nanotech agrees to acquire Aalto Logic for KRW 90bn", "",
+         "acquisition", {"acquirer_name": "SK nanotech", "vendor_name": "Aalto Logic", "amount": 9e10}),
+        ("苹果完成收购北欧AI实验室Aalto Logic，交易金额2亿美元", "",
+         "acquisition", {"acquirer_id": "apple", "vendor_name": "Aalto Logic", "amount": 2e8}),
+        # a version after a known family is a new chip
+        ("Groq unveils Jalapeno v2, its fastest inference card yet", "",
+         "launch", {"vendor_id": "groq", "chip_name": "Jalapeno v2", "new": True}),
     ],
 )
 def test_rules_that_generalise_read_the_right_fields(title, summary, kind, expected):
@@ -345,6 +358,10 @@ def test_rules_that_generalise_read_the_right_fields(title, summary, kind, expec
         ("Kumo Devices raises ¥6 billion", ""),
         # announcing an investment in someone else is no round of one's own
         ("Apple announces $500 million investment in US chip plants", ""),
+        # an offering filed or planned is not sold
+        ("Lumen Compute files for $900m IPO", ""),
+        ("星瀚智芯科创板IPO获受理，拟募资30亿元", ""),
+        ("星瀚智芯拟定增募资不超过20亿元", ""),
     ],
 )
 def test_no_funding_when_the_currency_or_the_round_is_not_stated(title, summary):

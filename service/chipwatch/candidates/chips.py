@@ -25,7 +25,10 @@ _SUFFIX = (
 _CORE = rf"(?:{_FAMILY_WORD}\s){{1,2}}\d{{2,4}}[A-Za-z]?|(?:{_FAMILY_WORD}\s){{0,2}}{_MODEL_TOKEN}"
 _CHIP_NAME = re.compile(rf"(?<![A-Za-z0-9_-])(?P<name>(?:{_CORE}){_SUFFIX})(?![A-Za-z0-9_-])")
 # A known chip followed by a generation number is another chip ("Trainium 3").
-_NEXT_GENERATION = re.compile(r"\s?\d{1,3}(?![\w.-])|\s(?!NVL)[A-Z]{2,5}(?![\w.-])")
+# "Trainium 3", "TPU v8e", "Ironwood LX": a generation or variant after a known family's name
+_NEXT_GENERATION = re.compile(
+    r"\s?\d{1,3}(?![\w.-])|\s(?!NVL)[A-Z]{2,5}(?![\w.-])|\s[vV]\d{1,2}[a-z]{0,2}(?![\w.-])"
+)
 _PRODUCT_BEFORE = re.compile(r"(?<![\w.-])([A-Z][a-z]{2,}[A-Za-z]*)\s$")
 # Model families: their designations are no chips.
 _MODEL_NAMES = re.compile(

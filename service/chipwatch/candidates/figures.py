@@ -62,9 +62,9 @@ def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
 _OTHER_MONEY = re.compile(
     rf"(?P<sym>€|£|₩|HK\$|S\$|A\$|C\$|NT\$|EUR\s?|GBP\s?|HKD\s?|JPY\s?|KRW\s?|SGD\s?|CHF\s?|CAD\s?"
     rf"|AUD\s?|TWD\s?)(?P<num>{DIGITS})\s*"
-    rf"(?P<mult>trillion|billion|million|bn|tn|m|b)?\b"
+    rf"(?P<mult>(?i:trillion|billion|million)|bn|tn|m|b)?\b"
     # "170 billion won", "19 billion yen": the currency written after its figure
-    rf"|(?<![\w.,])(?P<wnum>{DIGITS})\s*(?P<wmult>trillion|billion|million)?\s+(?P<wsym>won|yen)\b"
+    rf"|(?<![\w.,])(?P<wnum>{DIGITS})\s*(?P<wmult>(?i:trillion|billion|million))?\s+(?P<wsym>won|yen)\b"
     rf"|(?P<cnum>{DIGITS}|{CHINESE})(?P<cmult>万亿|亿|万)?(?P<csym>港元|港币|欧元|英镑|日元|韩元)"
 )
 _OTHER_CURRENCY = {"€": "EUR", "EUR": "EUR", "£": "GBP", "GBP": "GBP", "HK$": "HKD", "HKD": "HKD",

@@ -72,7 +72,9 @@ def is_media(text: str) -> bool:
     return " ".join(text.split()).casefold() in _MEDIA
 
 
-_CN_DESCRIPTOR_END = re.compile(r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|领域|旗下)")
+_CN_DESCRIPTOR_END = re.compile(
+    r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|领域|旗下|实验室|研究院)"
+)
 _CN_STOP = re.compile(r"[\s,，:：、（(「“\"|｜【\[]")
 
 
@@ -100,6 +102,9 @@ _LEGAL_SUFFIX = re.compile(r",?\s*\b(?:Inc|Corp|Ltd|Co|LLC|plc|S\.A|AG|GmbH|N\.V
 _ADVERBS = re.compile(
     r"(?:\s(?:recently|today|now|also|has|have|had|just|officially|finally|quietly|reportedly))+$"
 )
+
+
+_ACRONYM_BRAND = re.compile(r"(?:SK|LG|NTT|KT|GS|CJ)\s[a-z]{3,}")
 
 
 def _is_place(text: str) -> bool:
@@ -137,7 +142,10 @@ def name_before(part: Part, lo: int, pos: int, kinds: tuple[str, ...] = ("vendor
             run.append(bare)
             i -= 1
             continue
-        if not _is_name_token(bare) or bare.lower() in _NOT_NAME_WORDS or (token.endswith(",") and run):
+        brand = not run and i > 0 and _ACRONYM_BRAND.fullmatch(f"{tokens[i - 1]} {bare}")
+        if brand and not _is_name_token(bare):
+            pass  # "SK hynix": a brand written lower case after its capitals
+        elif not _is_name_token(bare) or bare.lower() in _NOT_NAME_WORDS or (token.endswith(",") and run):
             break
         if bare.endswith(":") and run:
             break  # "SemiAnalysis: MI355X reaches ...": a colon ends a lead-in, not a name
@@ -323,6 +331,7 @@ def name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...] = ("vendor"
     return Name(None, name, start, start + len(name))
 
 
+_LATIN_WORD = re.compile(r" [A-Z][\w-]*")
 _CN_OBJECT_TAIL = re.compile(
     r"(?:\d+(?:\.\d+)?%|全部|部分|控股)?(?:的)?(?:股权|股份|资产|业务)$|\d+(?:\.\d+)?%$"
 )
@@ -333,6 +342,12 @@ def _cjk_name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...]) -> Na
     end = pos
     while end < hi and not _CN_STOP.match(norm[end]) and norm[end] not in "。；的":
         end += 1
+    # "Silo AI": a Latin name of several words after Chinese text runs on over its spaces
+    while end < hi and norm[end] == " " and norm[end - 1].isascii():
+        word = _LATIN_WORD.match(norm, end, hi)
+        if word is None:
+            break
+        end = word.end()
     tail = _CN_OBJECT_TAIL.search(norm, pos, end)  # "芯耀科技100%股权": the company, not its shares
     if tail is not None:
         end = tail.start()
@@ -342,7 +357,8 @@ def _cjk_name_after(part: Part, pos: int, hi: int, kinds: tuple[str, ...]) -> Na
             end = pos + len(latin.group())
     run = norm[pos:end]
     m = _CN_DESCRIPTOR_END.match(run)
-    if m:
+    # "欧洲AI实验室Silo AI" describes a lab before its name; "之江实验室" is a name
+    if m and not (m.end() == len(run) and run.endswith(("实验室", "研究院"))):
         pos += m.end()
         run = norm[pos:end]
     known = [f for f in part.found if pos <= f.start < end and f.kind in kinds]

@@ -13,14 +13,16 @@ import re
 
 from chipwatch.candidates.figures import Money, bare_amount, money
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import back_reference, name_after, name_before
+from chipwatch.candidates.names import back_reference, clause_subject, name_after, name_before
 from chipwatch.candidates.textparts import CJK, Draft, Name, Part
 
 _NOT_YET = re.compile(
-    r"(?=[itscwpmlear洽寻拟考传或计])(?:"
+    r"(?=[itscwpmlear洽寻拟考传或计获不预])(?:"
     r"\b(?:in talks|talks to|seeking|seeks|said to be|is said to|considering|weighs|weighing|plans to raise"
     r"|in discussions|could raise|may raise|looking to|exploring|explores|would raise|aims to raise"
     r"|rumou?red|in early talks)\b|洽谈|寻求|拟融资|考虑|传闻|或将|计划融资"
+    # an offering filed or planned, not yet sold: "拟定增募资不超过50亿元", "IPO获受理，拟募资60亿元"
+    r"|拟[^，。]{0,6}?(?:募资|定增|发行)|获受理|不超过|预计募资|计划募资"
     r")",
     re.IGNORECASE,
 )
@@ -139,7 +141,10 @@ def read_funding(part: Part, lexicon: Lexicon) -> list[Draft]:
         text = part.norm[a:b]
         if _NOT_YET.search(text):
             continue
-        draft = _english_round(part, a, b) or _chinese_round(part, a, b) or _investment(part, a, b)
+        draft = (
+            _english_round(part, a, b) or _chinese_round(part, a, b) or _investment(part, a, b)
+            or _listing(part, a, b)
+        )
         if draft is not None:
             out.append(draft)
     return out
@@ -206,6 +211,29 @@ def _english_round(part: Part, a: int, b: int) -> Draft | None:
             fact = {**_company(company), "amount": None, "currency": sums[0].currency,
                     "round_type": round_type(norm[a:b]), "post_money_valuation": sums[0].value}
             return Draft("funding", fact, part.name, company.start, sums[0].end, 0.6)
+    return None
+
+
+# "shares jump in Nasdaq debut after $1.3bn IPO", "prices $800 million IPO": an offering sold
+_SOLD_OFFERING = re.compile(
+    r"\b(?:after|following|prices|priced|completes|completed|closes|closed)\s(?:its\s|an?\s|the\s)?$",
+    re.IGNORECASE,
+)
+_OFFERING = re.compile(r"\s*(?:IPO|initial public offering)\b", re.IGNORECASE)
+
+
+def _listing(part: Part, a: int, b: int) -> Draft | None:
+    """An initial public offering sold, named by its sum ("after $1.3bn IPO"): the sentence's subject's."""
+    norm = part.norm
+    for m in money(part, a, b):
+        if not _OFFERING.match(norm, m.end) or not _SOLD_OFFERING.search(norm, max(a, m.start - 20), m.start):
+            continue
+        company = clause_subject(part, a, m.start)
+        if company is None:
+            return None
+        fact = {**_company(company), "amount": m.value, "currency": m.currency, "round_type": "ipo",
+                "post_money_valuation": None}
+        return Draft("funding", fact, part.name, company.start, m.end, 0.7)
     return None
 
 
