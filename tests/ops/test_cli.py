@@ -21,7 +21,7 @@ def test_jobs_list_names_every_declared_job(db):
     result = runner.invoke(app, ["jobs", "list"], terminal_width=200)
     assert result.exit_code == 0, result.output
     ids = [j.id for j in collect_jobs()]
-    assert ids == ["sources.check_due", "signals.deadlines", "webhooks.deliver"]
+    assert ids == ["sources.check_due", "sources.relink_mentions", "signals.deadlines", "webhooks.deliver"]
     for job in collect_jobs():
         assert job.id in result.output and f"{job.interval_s:g} s" in result.output
 

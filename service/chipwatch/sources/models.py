@@ -181,6 +181,24 @@ class ItemMention(SQLModel, table=True):
     )
 
 
+class MentionRelink(SQLModel, table=True):
+    """An entity whose names changed after items were linked: the stored items are matched again with
+    its current names, a batch at a time (``chipwatch.sources.relink``).
+
+    ``history_id`` is the newest ``fact_history`` row of a name change this relink covers (a later one
+    starts it over); ``next_item_id`` is where the pass has got to (items with a larger id are still to
+    be read); ``done_at`` is set when the pass reached the newest item.
+    """
+
+    __tablename__ = "mention_relinks"
+
+    entity_id: str = Field(primary_key=True, max_length=64)
+    history_id: int
+    next_item_id: int = 0
+    requested_at: datetime = _ts(default_factory=utcnow)
+    done_at: datetime | None = _ts(default=None)
+
+
 @event.listens_for(ItemMention, "before_insert")
 def _copy_item_sort_at(_mapper, connection, mention: ItemMention) -> None:
     # The item's value, read when the writer did not give it (link_mentions does).
