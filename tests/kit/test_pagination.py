@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from chipwatch.db import get_engine, session_scope
@@ -13,6 +13,7 @@ from chipwatch.kit.errors import ApiError
 from chipwatch.kit.pagination import (
     FOREIGN,
     MALFORMED,
+    KeysetQuery,
     cursor_key,
     decode_cursor,
     encode_cursor,
@@ -121,3 +122,32 @@ def test_a_cursor_decodes_to_typed_values():
     assert key == (T0, 3)
     assert cursor_key(encode_cursor("n07"), (Row.name,)) == ("n07",)
     assert cursor_key(None, (Row.id,)) is None
+
+
+@pytest.mark.parametrize(("keys", "descending"), [(("at", "id"), True), (("name",), False)])
+def test_a_query_built_once_pages_as_keyset_page_does(rows, keys, descending):
+    columns = tuple(getattr(Row, k) for k in keys)
+    query = KeysetQuery(select(Row.id, Row.name, Row.at).where(Row.id >= bindparam("low")), keys=columns,
+                        descending=descending)
+    stmt = select(Row.id, Row.name, Row.at).where(Row.id >= 2)
+    built, cursor, once, again = [], None, [], None
+    with session_scope(rows, write=False) as session:
+        while True:
+            page, cursor = keyset_page(session, stmt, keys=columns, cursor=cursor, limit=3,
+                                       descending=descending)
+            built.append(([r.id for r in page], cursor))
+            page, again = query.page(session, {"low": 2}, cursor=again, limit=3)
+            once.append(([r.id for r in page], again))
+            if cursor is None:
+                break
+    assert once == built  # the same rows and the same cursors, page by page
+    assert sorted(i for ids, _c in once for i in ids) == list(range(2, 12))
+    expected_first = [11, 10, 9] if descending else [2, 3, 4]
+    assert once[0][0] == expected_first
+
+
+def test_a_query_built_once_refuses_a_cursor_of_another_list(rows):
+    query = KeysetQuery(select(Row.id, Row.name), keys=(Row.name,))
+    with session_scope(rows, write=False) as session, pytest.raises(ApiError) as refused:
+        query.page(session, {}, cursor=encode_cursor(3, list_tag((Row.id,))), limit=2)
+    assert refused.value.extra["errors"] == [{"field": "cursor", "message": FOREIGN}]

@@ -31,13 +31,14 @@ def model_columns(table: Any, model: type[BaseModel], *, skip: Iterable[str] = (
     return tuple(getattr(table, name) for name in model.model_fields if name not in left_out)
 
 
-def column_rows(session: Session, stmt: Executable) -> Result:
-    """``stmt`` (a select of columns, no entities) run as Core on the session's connection: the rows carry
+def column_rows(session: Session, stmt: Executable, params: dict[str, Any] | None = None) -> Result:
+    """``stmt`` (a select of columns, no entities) run as Core on the session's connection, with ``params``
+    for its bound parameters (a statement built once with ``bindparam``): the rows carry
     the columns' types (JSON decoded, times aware) without the ORM's loading context per row, which costs
     as much again as reading them. Pending ORM changes are flushed first, as the ORM's autoflush would."""
     if session.autoflush:
         session.flush()  # returns at once when nothing is pending
-    return session.connection().execute(stmt)
+    return session.connection().execute(stmt, params)
 
 
 def dump_json(payload: Any) -> bytes:

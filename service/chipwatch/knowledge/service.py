@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from sqlalchemy import String, and_, cast, exists, select
+from sqlalchemy import String, and_, bindparam, cast, exists, select
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql import Select
 from sqlmodel import Session, SQLModel
 
 from chipwatch.datasets.kinds import DATASET_KINDS
-from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.pagination import KeysetQuery
 from chipwatch.kit.query import like_literal, unknown_value
 from chipwatch.kit.rows import model_columns
 from chipwatch.knowledge.checks import Invalid, check_row, entity_exists
@@ -151,34 +152,61 @@ def list_rows(
     id and every vocabulary filter whose value no row has, and a 422
     :class:`~chipwatch.kit.errors.ApiError` for a malformed cursor.
     """
-    table = KB_TABLES[kind]
-    # The public model's columns, not ORM objects: a list read builds no identity map or model per row.
-    stmt = _LIST_SHAPES[kind][3].where(
-        table.retracted_at.is_not(None) if retracted else table.retracted_at.is_(None)
-    )
-    unknown = [
-        (flt.param, f"no {flt.ref} with id {values[flt.param]!r}")
+    active = tuple(
+        (flt.param, bool(values[flt.param]) if flt.mode == "retired" else None)
         for flt in FILTERS[kind]
-        if flt.ref is not None and values.get(flt.param) is not None
-        and not entity_exists(session=session, kind=flt.ref, id_=values[flt.param], retracted=True)
-    ]
-    unknown += _vocabulary_problems(session, table, FILTERS[kind], values)
-    if unknown:
-        raise Invalid(unknown)
-    keys: tuple[Any, ...] = (table.id,)
+        if values.get(flt.param) is not None
+    )
+    query = _list_query(kind, retracted, active)
+    params = {}
     for flt in FILTERS[kind]:
         value = values.get(flt.param)
-        if value is None:
-            continue
+        if value is not None and flt.mode in ("contains", "kinds") and not _linked(kind, flt):
+            value = f'%"{like_literal(value)}"%'
+        params[f"filter_{flt.param}"] = value
+    rows, next_cursor = query.page(session, params, cursor=cursor, limit=limit)
+    if not rows:
+        # Checked only for an empty page: a row found through an id or a value proves it (entities are
+        # retracted, never deleted, and a fact names only ids that existed when it was written).
+        unknown = [
+            (flt.param, f"no {flt.ref} with id {values[flt.param]!r}")
+            for flt in FILTERS[kind]
+            if flt.ref is not None and values.get(flt.param) is not None
+            and not entity_exists(session=session, kind=flt.ref, id_=values[flt.param], retracted=True)
+        ]
+        unknown += _vocabulary_problems(session, KB_TABLES[kind], FILTERS[kind], values)
+        if unknown:
+            raise Invalid(unknown)
+    return {"items": _views(kind, rows), "next_cursor": next_cursor}
+
+
+def _linked(kind: str, flt: Filter) -> bool:
+    """True when ``flt`` reads through the result_entities index rather than its JSON column."""
+    return KB_TABLES[kind] is Result and flt.column in RESULT_LINK_ROLES
+
+
+@functools.cache
+def _list_query(kind: str, retracted: bool, active: tuple[tuple[str, bool | None], ...]) -> KeysetQuery:
+    """The page query of ``kind`` with the filters ``active`` names (``(param, value)``, the value for
+    the ``retired`` filter, whose statement depends on it), built once; every other value is the bound
+    parameter ``filter_<param>``."""
+    table = KB_TABLES[kind]
+    # The public model's columns, not ORM objects: a list read builds no identity map or model per row.
+    stmt = _LIST_SHAPES[kind][4 if retracted else 3]
+    keys: tuple[Any, ...] = (table.id,)
+    by_param = {flt.param: flt for flt in FILTERS[kind]}
+    for param, retired in active:
+        flt = by_param[param]
         col = getattr(table, flt.column)
-        if table is Result and flt.column in RESULT_LINK_ROLES:
+        value = bindparam(f"filter_{param}", type_=None if flt.mode in ("contains", "kinds") else col.type)
+        if _linked(kind, flt):
             # Through the result_entities index: the first such filter drives the page (its
             # (role, entity_id, result_id) key is read in id order), any other is a lookup per row.
-            link = aliased(ResultEntity)
+            link = _RESULT_LINKS[flt.column]
             named = and_(
                 link.result_id == Result.id,
                 link.role == RESULT_LINK_ROLES[flt.column],
-                link.entity_id == value,
+                link.entity_id == bindparam(f"filter_{param}"),
             )
             if len(keys) == 1 and keys[0] is table.id:
                 stmt = stmt.join(link, named)
@@ -186,37 +214,43 @@ def list_rows(
             else:
                 stmt = stmt.where(exists().where(named))
         elif flt.mode == "retired":
-            stmt = stmt.where(col.is_not(None) if value else col.is_(None))
+            stmt = stmt.where(col.is_not(None) if retired else col.is_(None))
         elif flt.mode == "gte":
             stmt = stmt.where(col >= value)
         elif flt.mode == "after":
             stmt = stmt.where(col > value)
         elif flt.mode in ("contains", "kinds"):
             # JSON lists are stored as text on SQLite and json on PostgreSQL; both render '"id"' inside.
-            stmt = stmt.where(cast(col, String).like(f'%"{like_literal(value)}"%', escape="\\"))
+            stmt = stmt.where(cast(col, String).like(bindparam(f"filter_{param}", type_=String), escape="\\"))
         else:
             stmt = stmt.where(col == value)
-    rows, next_cursor = keyset_page(
-        session, stmt, keys=keys, cursor=cursor, limit=limit, row_key=lambda row: (row.id,)
-    )
-    return {"items": _views(kind, rows), "next_cursor": next_cursor}
+    return KeysetQuery(stmt, keys=keys, row_key=lambda row: (row.id,))
 
 
-def _list_shape(kind: str) -> tuple[tuple[Any, ...], tuple[str, ...], type[SQLModel], Select]:
+def _list_shape(kind: str) -> tuple[tuple[Any, ...], tuple[str, ...], type[SQLModel], Select, Select]:
     public = API_MODELS[kind][2]
-    columns = model_columns(KB_TABLES[kind], public)
-    return columns, tuple(c.key for c in columns), public, select(*columns)
+    table = KB_TABLES[kind]
+    columns = model_columns(table, public)
+    every = select(*columns)
+    in_force = every.where(table.retracted_at.is_(None))
+    retracted = every.where(table.retracted_at.is_not(None))
+    return columns, tuple(c.key for c in columns), public, in_force, retracted
 
 
 _LIST_SHAPES = {kind: _list_shape(kind) for kind in KB_TABLES}
 """Per kind: the columns its ``<Name>Public`` shows (in field order), their names, the model, and the
-select of those columns (built once: coercing some forty columns costs more than running the page)."""
+selects of those columns for the facts in force and the retracted ones (built once: coercing some forty
+columns costs more than running the page)."""
+_RESULT_LINKS = {
+    column: aliased(ResultEntity, name=f"link_{role}") for column, role in RESULT_LINK_ROLES.items()
+}
+"""One alias of ``result_entities`` per linked column, made once (an alias costs a mapper inspection)."""
 
 
 def _views(kind: str, rows: Iterable[Any]) -> list[dict[str, Any]]:
     """Rows of :data:`_LIST_SHAPES` columns as ``<Name>Public`` dicts; a derived field of the model (the
     funding rounds' ``sources``) is computed by the model's own property, on an unvalidated copy."""
-    _columns, names, public, _stmt = _LIST_SHAPES[kind]
+    _columns, names, public, _in_force, _retracted = _LIST_SHAPES[kind]
     views = [dict(zip(names, row, strict=True)) for row in rows]
     derived = tuple(public.model_computed_fields)
     for view in views:

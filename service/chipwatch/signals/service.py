@@ -7,14 +7,15 @@ the Atom bytes), so a route makes one call and maps the errors named in its docs
 
 from __future__ import annotations
 
+import functools
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-from chipwatch.kit.pagination import keyset_page
+from chipwatch.kit.pagination import KeysetQuery
 from chipwatch.kit.rows import column_rows
 from chipwatch.kit.time import utcnow
 from chipwatch.signals.atom import render_feed
@@ -93,14 +94,22 @@ def list_signals(
     cursor is malformed.
     """
     # Only the columns the board shows: no ORM objects (identity map, change tracking) for a read.
-    stmt = _BOARD
-    if status:
-        stmt = stmt.where(Signal.status == status)
-    if outcome:
-        stmt = stmt.where(Signal.outcome == outcome)
-    rows, next_cursor = keyset_page(session, stmt, keys=(Signal.id,), cursor=cursor, limit=limit)
+    query = _board_query(status=bool(status), outcome=bool(outcome))
+    params = {"status": status, "outcome": outcome}
+    rows, next_cursor = query.page(session, params, cursor=cursor, limit=limit)
     watch = FeedWatch.load(session=session, signals=rows)
     return {"items": [signal_summary(s, watch) for s in rows], "next_cursor": next_cursor}
+
+
+@functools.cache
+def _board_query(*, status: bool, outcome: bool) -> KeysetQuery:
+    """The board's page query with these filters (bound as ``status`` and ``outcome``), built once."""
+    stmt = _BOARD
+    if status:
+        stmt = stmt.where(Signal.status == bindparam("status"))
+    if outcome:
+        stmt = stmt.where(Signal.outcome == bindparam("outcome"))
+    return KeysetQuery(stmt, keys=(Signal.id,))
 
 
 _BOARD_COLUMNS = (
@@ -118,7 +127,10 @@ _CARRIER_FIELDS = tuple(EvidenceSource.model_fields)
 # Built once: statements are immutable, and coercing their columns costs about as much as a small page.
 _BOARD = select(*_BOARD_COLUMNS)
 _DETAIL = select(*_DETAIL_COLUMNS)
-_EVIDENCE = select(*_EVIDENCE_COLUMNS)
+_EVIDENCE = (
+    select(*_EVIDENCE_COLUMNS).where(Evidence.signal_id == bindparam("signal_id")).order_by(Evidence.id)
+)
+_ONE_SIGNAL = _DETAIL.where(Signal.id == bindparam("signal_id"))
 
 
 def evidence_view(ev: Evidence) -> dict[str, Any]:
@@ -131,9 +143,7 @@ def signal_view(*, session: Session, signal: Any) -> dict[str, Any]:
     definition, watched sources and every evidence row, oldest first. ``signal`` is a Signal or a row
     with the same attributes; the evidence is read as columns, one dict per row with no model built."""
     watch = FeedWatch.load(session=session, signals=[signal])
-    evidence = column_rows(
-        session, _EVIDENCE.where(Evidence.signal_id == signal.id).order_by(Evidence.id)
-    ).all()
+    evidence = column_rows(session, _EVIDENCE, {"signal_id": signal.id}).all()
     return {
         **signal_summary(signal, watch),
         "description": signal.description,
@@ -179,7 +189,7 @@ def _existing(session: Session, signal_id: str) -> Signal:
 def get_signal(*, session: Session, signal_id: str) -> dict[str, Any]:
     """One signal with its evidence as a JSON-ready ``SignalWithEvidence`` dict (:func:`signal_view`),
     read as columns. Raises ``SignalNotFound``."""
-    signal = column_rows(session, _DETAIL.where(Signal.id == signal_id)).first()
+    signal = column_rows(session, _ONE_SIGNAL, {"signal_id": signal_id}).first()
     if signal is None:
         raise SignalNotFound(signal_id)
     return signal_view(session=session, signal=signal)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, func, or_, select
+from sqlalchemy import bindparam, case, func, or_, select
 from sqlmodel import Session
 
 from chipwatch.kit.rows import column_rows
@@ -55,6 +55,29 @@ def _feeds() -> Any:
     return (Source.enabled.is_(True), Source.kind.in_(FEED_KINDS), Source.url.is_not(None))
 
 
+# Built once: statements are immutable, and building one costs about as much as running it.
+_PER_TRUST = (
+    select(Source.trust, func.count(), func.sum(case((Source.consecutive_failures > 0, 1), else_=0)))
+    .where(*_feeds())
+    .group_by(Source.trust)
+)
+_NAMED = select(Source.id, Source.trust, Source.consecutive_failures > 0).where(
+    *_feeds(), Source.id.in_(bindparam("ids", expanding=True))
+)
+_EVERY_FEED = select(Source.id).where(*_feeds()).order_by(Source.id)
+_SOME_FEEDS = (
+    select(Source.id)
+    .where(
+        *_feeds(),
+        or_(
+            Source.id.in_(bindparam("ids", expanding=True)),
+            Source.trust.in_(bindparam("trusts", expanding=True)),
+        ),
+    )
+    .order_by(Source.id)
+)
+
+
 class FeedWatch:
     """Enabled feeds counted per trust level (watched, failing), and the feeds signals name by id."""
 
@@ -68,20 +91,12 @@ class FeedWatch:
     def load(cls, *, session: Session, signals: Iterable[Any] = ()) -> FeedWatch:
         """Two narrow queries: counts per trust level, and (trust, failing) of the feeds ``signals`` (rows
         with ``yes_when`` and ``no_when``) name by id."""
-        failing = func.sum(case((Source.consecutive_failures > 0, 1), else_=0))
-        per_trust = {
-            trust: (int(n), int(f or 0))
-            for trust, n, f in column_rows(
-                session, select(Source.trust, func.count(), failing).where(*_feeds()).group_by(Source.trust)
-            ).all()
-        }
+        per_trust = {trust: (int(n), int(f or 0)) for trust, n, f in column_rows(session, _PER_TRUST).all()}
         wanted = sorted({i for s in signals for i in _scope(s.yes_when, s.no_when).ids})
         named = {}
         if wanted:
-            stmt = select(Source.id, Source.trust, Source.consecutive_failures > 0).where(
-                *_feeds(), Source.id.in_(wanted)
-            )
-            named = {i: (trust, bool(bad)) for i, trust, bad in column_rows(session, stmt).all()}
+            rows = column_rows(session, _NAMED, {"ids": wanted}).all()
+            named = {i: (trust, bool(bad)) for i, trust, bad in rows}
         return cls(per_trust, named)
 
     def health(self, yes_when: Conditions, no_when: Conditions) -> str:
@@ -108,10 +123,10 @@ class FeedWatch:
 def watched_feed_ids(*, session: Session, yes_when: Conditions, no_when: Conditions) -> list[str]:
     """Ids of the enabled feeds that watch a signal with these conditions, sorted (one query)."""
     scope = _scope(yes_when, no_when)
-    stmt = select(Source.id).where(*_feeds()).order_by(Source.id)
-    if not scope.every:
-        stmt = stmt.where(or_(Source.id.in_(sorted(scope.ids)), Source.trust.in_(sorted(scope.trusts))))
-    return list(column_rows(session, stmt).scalars().all())
+    if scope.every:
+        return list(column_rows(session, _EVERY_FEED).scalars().all())
+    params = {"ids": sorted(scope.ids), "trusts": sorted(scope.trusts)}
+    return list(column_rows(session, _SOME_FEEDS, params).scalars().all())
 
 
 __all__ = ["FeedWatch", "watched_feed_ids"]

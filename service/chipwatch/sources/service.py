@@ -6,17 +6,18 @@ Checking a source is :mod:`chipwatch.sources.check`; storing its items :mod:`chi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlmodel import Session
 
 from chipwatch import netguard
 from chipwatch.config import Settings
-from chipwatch.kit.pagination import Page, keyset_page
+from chipwatch.kit.pagination import KeysetQuery, Page, keyset_page
 from chipwatch.kit.rows import column_rows, model_columns
 from chipwatch.knowledge.checks import entity_exists
 from chipwatch.sources.check import SourceSnapshot, is_feed
@@ -252,16 +253,18 @@ _ITEM_FIELDS = tuple(c.key for c in _ITEM_COLUMNS)
 _ITEMS = select(*_ITEM_COLUMNS)  # built once: statements are immutable, and coercing columns is not free
 
 
+_MENTIONS_OF = (
+    select(ItemMention.item_id, ItemMention.entity_id, ItemMention.entity_kind)
+    .where(ItemMention.item_id.in_(bindparam("ids", expanding=True)))
+    .order_by(ItemMention.item_id, ItemMention.entity_id)
+)
+
+
 def _mention_views(session: Session, item_ids: Sequence[int]) -> dict[int, list[dict[str, str]]]:
     """``MentionPublic`` dicts of each item id (ordered by entity id), read as columns."""
     found: dict[int, list[dict[str, str]]] = {i: [] for i in item_ids}
     if found:
-        stmt = (
-            select(ItemMention.item_id, ItemMention.entity_id, ItemMention.entity_kind)
-            .where(ItemMention.item_id.in_(list(found)))
-            .order_by(ItemMention.item_id, ItemMention.entity_id)
-        )
-        for item_id, entity_id, entity_kind in column_rows(session, stmt).all():
+        for item_id, entity_id, entity_kind in column_rows(session, _MENTIONS_OF, {"ids": list(found)}).all():
             found[item_id].append({"entity_id": entity_id, "entity_kind": entity_kind})
     return found
 
@@ -290,39 +293,25 @@ def list_items(
     (a malformed one is a 422 problem naming it). Raises
     :class:`~chipwatch.sources.errors.InvalidSource` naming each filter whose id is unknown.
     """
-    unknown = []
-    if source_id and column_rows(session, select(Source.id).where(Source.id == source_id)).first() is None:
-        unknown.append(("source", f"no source with id {source_id!r}"))
-    if mentions and not entity_exists(session=session, kind=None, id_=mentions, retracted=True):
-        unknown.append(("mentions", f"no entity with id {mentions!r}"))
-    if unknown:
-        raise InvalidSource(unknown)
-    filters = []
     plan = search_plan(q, dialect=session.get_bind().dialect.name) if q else None
-    if mentions and (plan is None or plan.ranked is None):
-        # Newest first through the mention rows' own (entity_id, sort_at, item_id) index: one page
-        # read off its end, each item then fetched by key; never every mentioning item sorted.
-        stmt = _ITEMS.join(ItemMention, ItemMention.item_id == Item.id)
-        filters.append(ItemMention.entity_id == mentions)
-        keys = (ItemMention.sort_at, ItemMention.item_id)
-    else:
-        stmt = _ITEMS
-        keys = (Item.sort_at, Item.id)
-        if mentions:
-            filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
-    if source_id:
-        filters.append(Item.source_id == source_id)
-    if since is not None:
-        filters.append(keys[0] >= since)
-    if plan is None or plan.ranked is None:
-        if plan is not None:
-            filters.append(plan.where)
+    if plan is None:
+        query = _items_query(mentions=bool(mentions), source=bool(source_id), since=since is not None)
+        params = {"mentions": mentions, "source_id": source_id, "since": since}
+        rows, next_cursor = query.page(session, params, cursor=cursor, limit=limit)
+    elif plan.ranked is None:
+        # A query of short words only, newest first: its filter is built per query, so the page is too.
+        stmt, keys, filters = _filtered(mentions or None, source_id or None, since, walk_mentions=True)
         rows, next_cursor = keyset_page(
-            session, stmt.where(*filters), keys=keys, cursor=cursor, limit=limit, descending=True,
-            row_key=lambda item: (item.sort_at, item.id),
+            session, stmt.where(*filters, plan.where), keys=keys, cursor=cursor, limit=limit,
+            descending=True, row_key=lambda item: (item.sort_at, item.id),
         )
     else:
+        _stmt, _keys, filters = _filtered(mentions or None, source_id or None, since, walk_mentions=False)
         rows, next_cursor = _ranked_page(session, plan, filters, cursor=cursor, limit=limit)
+    if not rows:
+        # Checked only for an empty page: a row found through an id proves it (items name their source
+        # by foreign key, mention rows name entities, which are retracted but never deleted).
+        _check_filters(session, source_id=source_id, mentions=mentions)
     found = _mention_views(session, [r.id for r in rows])
     items = []
     for row in rows:
@@ -330,6 +319,54 @@ def list_items(
         view["mentions"] = found[row.id]
         items.append(view)
     return {"items": items, "next_cursor": next_cursor}
+
+
+_SOURCE_ID = select(Source.id).where(Source.id == bindparam("source_id"))
+
+
+def _check_filters(session: Session, *, source_id: str | None, mentions: str | None) -> None:
+    """Raise :class:`InvalidSource` naming each filter whose id is unknown."""
+    unknown = []
+    if source_id and column_rows(session, _SOURCE_ID, {"source_id": source_id}).first() is None:
+        unknown.append(("source", f"no source with id {source_id!r}"))
+    if mentions and not entity_exists(session=session, kind=None, id_=mentions, retracted=True):
+        unknown.append(("mentions", f"no entity with id {mentions!r}"))
+    if unknown:
+        raise InvalidSource(unknown)
+
+
+def _filtered(
+    mentions: str | None, source_id: str | None, since: datetime | None, *, walk_mentions: bool
+) -> tuple[Select, tuple[Any, Any], list[Any]]:
+    """``(statement, sort keys, filters)`` of a listing's filters; with ``walk_mentions`` a ``mentions``
+    filter joins the mention rows and sorts by their own (entity_id, sort_at, item_id) index: one page
+    read off its end, each item then fetched by key, never every mentioning item sorted."""
+    stmt, keys, filters = _ITEMS, (Item.sort_at, Item.id), []
+    if mentions is not None and walk_mentions:
+        stmt = _ITEMS.join(ItemMention, ItemMention.item_id == Item.id)
+        filters.append(ItemMention.entity_id == mentions)
+        keys = (ItemMention.sort_at, ItemMention.item_id)
+    elif mentions is not None:
+        filters.append(Item.id.in_(select(ItemMention.item_id).where(ItemMention.entity_id == mentions)))
+    if source_id is not None:
+        filters.append(Item.source_id == source_id)
+    if since is not None:
+        filters.append(keys[0] >= since)
+    return stmt, keys, filters
+
+
+@functools.cache
+def _items_query(*, mentions: bool, source: bool, since: bool) -> KeysetQuery:
+    """The newest-first page query of one combination of filters (:func:`_filtered`), built once: the
+    values are the bound parameters ``mentions``, ``source_id`` and ``since``."""
+    stmt, keys, filters = _filtered(
+        bindparam("mentions") if mentions else None,
+        bindparam("source_id") if source else None,
+        bindparam("since", type_=Item.sort_at.type) if since else None,
+        walk_mentions=True,
+    )
+    return KeysetQuery(stmt.where(*filters), keys=keys, descending=True,
+                       row_key=lambda item: (item.sort_at, item.id))
 
 
 def _ranked_page(
