@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Generic, Literal
 
@@ -247,7 +247,9 @@ def _resolve_conflicts(
         if distinct[record.row_key] == 1:
             out.append(record)
         elif on_conflict == "digest":
-            out.append(replace(record, row_key=f"{record.row_key} #{digest[:8]}"))
+            # In place: the record is this parse's own, and dataclasses.replace copies every field.
+            record.row_key = f"{record.row_key} #{digest[:8]}"
+            out.append(record)
         elif record.row_key in first_row:
             reason = f"key {record.row_key!r} repeats row {first_row[record.row_key]} with other values"
             conflicts.append(RowIssue(record.row, reason, record.line))

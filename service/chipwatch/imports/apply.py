@@ -267,17 +267,24 @@ def insert_facts(
     """Insert the plan's new facts and their ``created`` history; returns their values (``WrittenFact``)."""
     table = KB_TABLES[kb_kind]
     defaults = _defaults(table)
+    # The provenance every new fact of this import shares, made once (see _provenance).
+    shared = {"dataset": imp.kind, "dataset_version": version, "import_id": imp.id, "retired_at": None,
+              "retired_in_import_id": None}
     rows = []
     for fact_id, built, digest in plan.inserts:
         values = {
             **defaults,
             **built.create,
             **built.values,
-            **_provenance(built, digest, imp, version),
+            **shared,
+            "dataset_scope": built.scope,
+            "row_key": built.row_key,
+            "import_sha256": digest,
             "id": fact_id,
         }
-        if "attributes" in built.values:
-            values["attributes"] = _attributes({}, built.values["attributes"])
+        attributes = built.values.get("attributes")
+        if attributes is not None:  # _attributes over no earlier attributes: the blanks dropped
+            values["attributes"] = {key: value for key, value in attributes.items() if value is not None}
         rows.append(values)
     insert_rows(session, table, rows)
     if table is Result:  # a Core insert: the results' entity index is written here, not by the ORM

@@ -19,7 +19,7 @@ from chipwatch.imports.resolve import Resolver, Unresolved
 
 GB = 1e9
 TB = 1e12
-_CONTAINERS = (list, dict)
+_CONTAINERS = frozenset((list, dict))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +65,11 @@ def scaled(value: float | None, unit: float) -> float | None:
 def pick(plain: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """The fields ``names`` of a record, blanks (None, empty lists and dicts) included as None so that
     a value a later version leaves blank is cleared."""
-    out = {}
-    for name in names:
-        value = plain.get(name)
-        # A tuple, not ``list | dict``: the union would be built again on every call.
-        out[name] = None if isinstance(value, _CONTAINERS) and not value else value
-    return out
+    get = plain.get
+    # An empty list or dict is the only falsy container a record holds; other falsy values stay.
+    return {
+        name: None if (value := get(name)).__class__ in _CONTAINERS and not value else value for name in names
+    }
 
 
 def figure(fig: derived_figures.DerivedFigure | None) -> list[dict[str, Any]]:
