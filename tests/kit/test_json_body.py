@@ -1,10 +1,19 @@
-"""JSON bodies: nesting is capped, NaN/Infinity and NUL characters refused, with a 422 naming each field."""
+"""JSON bodies: nesting is capped; NaN/Infinity, NUL characters and names given twice are refused with a 422
+naming each field."""
 
 from __future__ import annotations
 
 import math
 
-from chipwatch.kit.json_body import HAS_NUL, MAX_JSON_DEPTH, NOT_FINITE, TOO_DEEP, body_problems
+from chipwatch.kit.json_body import (
+    HAS_NUL,
+    MAX_JSON_DEPTH,
+    NOT_FINITE,
+    REPEATED,
+    TOO_DEEP,
+    body_problems,
+    repeated_names,
+)
 
 
 def _nested(depth: int) -> object:
@@ -110,3 +119,23 @@ def test_a_nul_character_is_refused_the_same_on_every_database(client, admin_hea
     assert resp.headers["content-type"].startswith("application/problem+json")
     assert {"field": "name", "message": HAS_NUL} in resp.json()["errors"]
     assert client.get("/v1/chips/nul-chip").status_code == 404
+
+
+def test_every_name_given_twice_is_named_by_its_path():
+    raw = '{"name": "a", "rows": [{"v": 1, "v": 2}], "name": "b", "ok": {"x": 1}}'
+    assert sorted(repeated_names(raw), key=lambda p: p["field"]) == [
+        {"field": "name", "message": REPEATED},
+        {"field": "rows.0.v", "message": REPEATED},
+    ]
+    assert repeated_names('{"a": 1, "b": {"a": 2}}') == []
+    assert repeated_names("not json") == []
+
+
+def test_a_body_giving_a_name_twice_is_refused_and_nothing_is_stored(client, admin_headers):
+    raw = '{"id": "twice-chip", "name": "First", "name": "Second"}'
+    resp = _post(client, admin_headers, "/v1/chips", raw)
+    assert resp.status_code == 422
+    assert resp.json()["errors"] == [{"field": "name", "message": REPEATED}]
+    assert client.get("/v1/chips/twice-chip").status_code == 404
+    once = _post(client, admin_headers, "/v1/chips", '{"id": "twice-chip", "name": "Once"}')
+    assert once.status_code == 201

@@ -1,17 +1,20 @@
-"""JSON request bodies: how deep they may nest, no NaN or Infinity and no NUL character anywhere in them.
+"""JSON request bodies: how deep they may nest, no NaN, Infinity or NUL character, no name given twice.
 
 Python's JSON reader accepts ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON: RFC 8259 has no such
 numbers) and nests as deep as its recursion limit; what it accepts, pydantic and the JSON Schema
 validator accept too, and the response writer (orjson) then refuses a value nested 255 deep.
 PostgreSQL text holds no NUL character (U+0000) while SQLite stores it, so the same body would be
-kept on one database and refused on the other. So every JSON body is walked once, after it is parsed
-and before it is validated, and refused with a 422 naming each offending field.
+kept on one database and refused on the other. A name given twice in one object would keep its last
+value and silently drop the first. So every JSON body is walked after it is parsed and before it is
+validated, and refused with a 422 naming each offending field.
 """
 
 from __future__ import annotations
 
 import email.message
+import json
 import math
+from collections import Counter
 from typing import Any
 
 from fastapi import Request
@@ -27,6 +30,7 @@ MAX_REPORTED = 20
 TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 HAS_NUL = "must not contain the NUL character (U+0000)"
+REPEATED = "appears more than once in its object; each name must be given once"
 
 
 def _path(parts: tuple[Any, ...]) -> str:
@@ -68,6 +72,40 @@ def body_problems(value: Any) -> list[dict[str, str]]:
     return problems
 
 
+class _Members(dict):
+    """A parsed JSON object that remembers the names it was given more than once."""
+
+    __slots__ = ("repeated",)
+
+
+def _members(pairs: list[tuple[str, Any]]) -> _Members:
+    obj = _Members(pairs)
+    obj.repeated = []
+    if len(obj) < len(pairs):
+        obj.repeated = sorted(name for name, n in Counter(name for name, _ in pairs).items() if n > 1)
+    return obj
+
+
+def repeated_names(raw: bytes | str) -> list[dict[str, str]]:
+    """``[{"field", "message"}]`` for every name given twice in one object of the JSON text ``raw``
+    (RFC 8259 leaves such an object's meaning to the reader; Python's keeps the last value, which would
+    silently drop the first). Empty when there is none or ``raw`` is not JSON (its reader reports that)."""
+    try:
+        value = json.loads(raw, object_pairs_hook=_members)
+    except (ValueError, RecursionError):
+        return []
+    problems: list[dict[str, str]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Members):
+            problems.extend({"field": _path((*path, name)), "message": REPEATED} for name in node.repeated)
+            stack.extend((child, (*path, key)) for key, child in node.items())
+        elif isinstance(node, list):
+            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+    return problems
+
+
 def refuse(problems: list[dict[str, str]]) -> ApiError:
     """The 422 for ``problems`` (the first :data:`MAX_REPORTED` listed)."""
     shown = problems[:MAX_REPORTED]
@@ -91,7 +129,7 @@ def _is_json(content_type: str | None) -> bool:
 
 async def check_json_body(request: Request) -> None:
     """Request dependency: refuse a JSON body that nests too deep, holds NaN or Infinity or a NUL
-    character (422).
+    character, or gives a name twice in one object (422).
 
     Runs after FastAPI has parsed the body of a route that declares one (the parsed value is cached on
     the request) and before the body is validated; routes that read their body themselves (the OPML
@@ -105,11 +143,14 @@ async def check_json_body(request: Request) -> None:
         return
     body = await request.json()
     problems = body_problems(body)
+    if not any(p["message"] == TOO_DEEP for p in problems):  # a body that deep is refused as it is
+        problems += repeated_names(await request.body())
     if problems:
         # The model and the route's checks never run on this body: report their problems too.
         raise refuse(problems + await more_problems(request, body, problems, validate_model=True))
 
 
 __all__ = [
-    "HAS_NUL", "MAX_JSON_DEPTH", "NOT_FINITE", "TOO_DEEP", "body_problems", "check_json_body", "refuse",
+    "HAS_NUL", "MAX_JSON_DEPTH", "NOT_FINITE", "REPEATED", "TOO_DEEP", "body_problems", "check_json_body",
+    "refuse", "repeated_names",
 ]
