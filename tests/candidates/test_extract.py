@@ -464,6 +464,15 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
          {"operator_name": "Kestrel Cloud", "units": 20000, "status": "planned"}),
         ("Lumen Compute adds 5,000 GB300 GPUs to its Oslo data center", "",
          {"operator_name": "Lumen Compute", "units": 5000, "place": "Oslo", "status": "planned"}),
+        # a government without a proper name; procuring; building a size of compute; APUs counted
+        ("The Nordland government said it will procure 6,000 GB300 GPUs", "",
+         {"operator_name": "Nordland government", "units": 6000, "status": "planned"}),
+        ("Government of Nordland procures 6,000 GB300 GPUs", "",
+         {"operator_name": "Government of Nordland", "units": 6000, "status": "planned"}),
+        ("Lumen Compute is building a 40,000-GPU GB300 supercluster", "",
+         {"operator_name": "Lumen Compute", "units": 40000, "status": "planned"}),
+        ("Kestrel Lab switches on Vega, powered by 12,000 Z900 APUs", "",
+         {"operator_name": "Kestrel Lab", "units": 12000, "status": "operational"}),
         # Chinese: 完成部署 is done; the subject before 宣布, 斥资 or "与 ... 签约，将"
         ("星河云完成部署5000张曦望S3", "",
          {"operator_name": "星河云", "units": 5000, "status": "operational"}),
@@ -510,6 +519,7 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         # verbs that take other objects: people added, a study commissioned
         ("Groq adds 5,000 engineers to its chip teams", ""),
         ("Lumen Compute commissions study on 2 GW of AI demand", ""),
+        ("Lumen Compute builds new headquarters in Oslo", ""),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

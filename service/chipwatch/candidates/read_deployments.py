@@ -33,13 +33,13 @@ from chipwatch.candidates.textparts import Draft, Name, Part
 # A count of chips after a verb: "runs 200,000 GB200 GPUs", "buys 4,200 Nvidia B300 GPUs" (not "runs 2x").
 _COUNTED = (
     r"[\d,.]*(?:\s(?:thousand|million))?\s(?:[\w-]+\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?"
-    r"|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
+    r"|XPUs?|APUs?|IPUs?|RDUs?|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
 )
 # The same with only names between the count and its unit ("adds 5,000 GB300 GPUs", not "adds 5,000
 # engineers to its chip teams"), for verbs that take many other objects.
 _NAMED_COUNT = (
     r"[\d,.]*(?:\s(?:thousand|million))?\s(?:(?-i:[A-Z0-9])[\w-]*\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?"
-    r"|NPUs?|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
+    r"|NPUs?|XPUs?|APUs?|IPUs?|RDUs?|servers?|racks?|systems?|cards?|processors?|superchips?)\b"
 )
 # Each pattern below opens with the characters its branches can start with: the engine then skips
 # most positions in one test instead of trying every branch there (about twice as fast on news text).
@@ -70,7 +70,11 @@ _VERBS = re.compile(
     # "completes 10,000-GPU B300 cluster": a cluster finished is one running
     r"|\bcomplet(?:es|ed)\b(?=\s(?:its\s|a\s|the\s)?(?:[\w,.-]+\s){0,4}?(?:cluster|supercomputer|supercluster)\b))"
     r"|(?P<plan>\b(?:to|will|plans? to|set to|begins? to|starts? to)"
-    r" (?:deploy|use|rent|build|host|install|buy|lease|order|purchase|commission|stand up|bring online)\b"
+    r" (?:deploy|use|rent|build|host|install|buy|lease|order|purchase|procure|commission|stand up"
+    r"|bring online)\b"
+    r"|\b(?:is|are) (?:building|constructing|deploying|installing)\b"
+    # "builds 50,000-GPU cluster", "builds 300 MW campus": building a size of compute
+    r"|\bbuilds\b(?=\s(?:a\s|an\s|its\s|the\s)?(?:[\w,.-]+\s){0,2}?[\d,.]+[-\s]?(?:GPU|MW|GW|megawatt|gigawatt))"
     r"|\bbuild(?:s|ing)? out\b"
     r"|\b(?:will|to) (?:begin|start|commence) (?:commercial )?(?:operations|operating)\b"
     # "contracted power reaches 2.9 GW": the verb after belongs to the figure and opens no deployment
@@ -81,7 +85,7 @@ _VERBS = re.compile(
     r"(?=(?:\s[\w-]+){0,4}?\s(?:to\s)?(?:nearly |about |over |more than )?"
     r"(?:\d" + _NAMED_COUNT + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
     # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
-    r"|\b(?:installs|leases|leased|rents)\b"
+    r"|\b(?:installs|leases|leased|rents|procures|procured)\b"
     r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _NAMED_COUNT + ")"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
@@ -210,6 +214,11 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
             after = part.norm[verb.end() : end]
             return name if first.text in after and name.text not in after else first
     if name is None:
+        end = lo + len(_without_auxiliaries(part.norm[lo : verb.start()].rstrip()))
+        government = _GOVERNMENT.search(part.norm, lo, end)
+        if government is not None:  # "UK government to buy", "Government of India procures": no proper name
+            return Name(None, government.group().strip(), government.start(), government.end())
+    if name is None:
         a = _sentence_start(part, lo)
         before = _without_auxiliaries(part.norm[a : verb.start()].rstrip())
         if _JOINED.search(before) or _OF_CAPACITY.match(verb.group()):
@@ -217,6 +226,10 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return name
 
 
+_GOVERNMENT = re.compile(
+    r"(?:\b(?!The\b)[A-Z][\w.-]*\s){1,2}(?:government|ministry of [A-Z]\w+|military)$"
+    r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
+)
 _OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
 _CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")
