@@ -310,6 +310,8 @@ def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
         # Chinese: the buyer stops at 拟, the target at its shares, a descriptor before 对X的 is dropped
         ("星海电子拟以5亿元收购存储芯片企业云岭微电子60%股权", "",
          "acquisition", {"acquirer_name": "星海电子", "vendor_name": "云岭微电子", "amount": 5e8}),
+        ("星海电子拟换股吸收合并云岭微电子", "",
+         "acquisition", {"acquirer_name": "星海电子", "vendor_name": "云岭微电子"}),
         ("苹果完成对AI芯片公司星瀚智芯的收购", "",
          "acquisition", {"acquirer_id": "apple", "vendor_name": "星瀚智芯"}),
         ("英伟达完成收购Groq旗下Nova编译器业务", "",

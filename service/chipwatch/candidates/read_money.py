@@ -331,7 +331,9 @@ _SECURITIES = re.compile(
 _CN_DESCRIBED = re.compile(r".*(?:公司|企业|厂商|初创|创企|独角兽|芯片商|设计商|旗下)")
 _CN_ACQUIRE = re.compile(r"(?:全资)?(?:收购|并购|吸收合并)")
 _CN_ACQUIRER_TAIL = re.compile(
-    r"(?:拟|宣布|正式|已|将|计划|同意|决定)*(?:以[^，,。]{1,20}?)?(?:拟|完成|全资|宣布)*$"
+    r"(?:拟|宣布|正式|已|将|计划|同意|决定)*(?:以[^，,。]{1,20}?)?(?:拟|完成|全资|宣布)*"
+    # how it pays: "拟换股吸收合并", "拟发行股份及支付现金收购"
+    r"(?:换股|现金|发行股份(?:及支付现金)?|支付现金)?$"
 )
 _NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|weighs|bid for|said to|rumou?r"
                        r"|could|may|might)\b|洽谈|传闻|考虑|或将", re.IGNORECASE)
