@@ -77,12 +77,18 @@ def json_text(value: object) -> str:
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
-def json_value(text: str | bytes) -> object:
+def json_value(text: str | bytes | object) -> object:
     """A JSON column's text as Python values: orjson's reader (several times faster than the standard
     library's, which the engine would use otherwise; on SQLite every JSON value of every row read passes
     through here). Text orjson reads otherwise than ``json.loads`` goes to ``json.loads``: a run of 19 or
     more digits (an integer beyond 64 bits would become a float), NaN and infinity, lone surrogates."""
-    if _LONG_DIGITS.search(text if isinstance(text, str) else text.decode("utf-8", "replace")):
+    if isinstance(text, bytes | bytearray):
+        probe = text.decode("utf-8", "replace")
+    elif isinstance(text, str):
+        probe = text
+    else:  # SQLite hands a number stored in a JSON column as one: json.loads' TypeError tells the engine so
+        return json.loads(text)
+    if _LONG_DIGITS.search(probe):
         return json.loads(text)
     try:
         return orjson.loads(text)

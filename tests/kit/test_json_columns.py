@@ -46,3 +46,9 @@ def test_a_big_integer_in_a_json_column_comes_back_whole(db):
         attributes = session.execute(select(Result.attributes).where(Result.id == "json-probe")).scalar_one()
     assert attributes == {"count": big, "ratio": 0.1, "name": "é"}
     assert type(attributes["count"]) is int
+
+
+def test_a_number_stored_in_a_json_column_is_refused_as_the_standard_library_refuses_it():
+    # SQLite gives a JSON column's number as a number; the engine reads json.loads' TypeError as "keep it"
+    with pytest.raises(TypeError):
+        json_value(5)

@@ -47,3 +47,29 @@ def test_unknown_signal_is_a_problem_and_not_cached(client, admin_headers):
     assert read_cache.fresh(cache_key("/v1/signals/not-yet", "")) is None
     client.post("/v1/signals", json=definition("not-yet"), headers=admin_headers)
     assert client.get("/v1/signals/not-yet").json()["id"] == "not-yet"
+
+
+def test_the_detail_evidence_is_each_row_as_evidence_data_writes_it(client, admin_headers, feeds, db):
+    from datetime import datetime
+
+    from sqlalchemy import select
+
+    from chipwatch.db import session_scope
+    from chipwatch.signals.events import evidence_data
+    from chipwatch.signals.models import Evidence
+    from chipwatch.signals.schemas import EvidenceSource
+
+    client.post("/v1/signals", json=definition("rows", review="manual"), headers=admin_headers)
+    publish("Jalapeño shipped to the first customers")
+    publish("Jalapeño shipped to a second customer")
+    body = client.get("/v1/signals/rows").json()
+    with session_scope(db, write=False) as session:
+        stmt = select(Evidence).where(Evidence.signal_id == "rows").order_by(Evidence.id)
+        rows = session.scalars(stmt).all()
+        expected = [
+            {**evidence_data(ev, moment=lambda m: m.isoformat() if isinstance(m, datetime) else m),
+             "sources": [{f: c.get(f) for f in EvidenceSource.model_fields} for c in ev.sources or []]}
+            for ev in rows
+        ]
+    assert len(expected) >= 2
+    assert body["evidence"] == expected

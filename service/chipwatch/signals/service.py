@@ -154,15 +154,28 @@ def signal_view(*, session: Session, signal: Any) -> dict[str, Any]:
         "watched_sources": watched_feed_ids(
             session=session, yes_when=signal.yes_when, no_when=signal.no_when
         ),
-        "evidence": [
-            {
-                **evidence_data(ev, moment=_isoformat),
-                # The published shape of a carrier is EvidenceSource's fields, whatever a row stored.
-                "sources": [{f: c.get(f) for f in _CARRIER_FIELDS} for c in ev.sources or []],
-            }
-            for ev in evidence
-        ],
+        "evidence": _evidence_views(evidence),
     }
+
+
+def _evidence_views(rows: Any) -> list[dict[str, Any]]:
+    """``_EVIDENCE`` rows as ``EvidencePublic`` dicts, the fields of
+    :func:`~chipwatch.signals.events.evidence_data` (``tests/signals/test_detail_cache.py`` holds them
+    equal) in one pass: a busy signal has thousands of rows, and a call and a dict copy per row were
+    most of its detail's time."""
+    carrier_fields = _CARRIER_FIELDS
+    views = []
+    for (id_, ref_kind, ref_id, side, index, reason, trust, source_id, title, url, published_at, recorded_at,
+         sources) in rows:
+        views.append({
+            "id": id_, "ref_kind": ref_kind, "ref_id": str(ref_id), "side": side, "condition_index": index,
+            "reason": reason, "trust": trust, "source_id": source_id, "title": title, "url": url,
+            "published_at": published_at.isoformat() if published_at is not None else None,
+            "recorded_at": recorded_at.isoformat() if recorded_at is not None else None,
+            # The published shape of a carrier is EvidenceSource's fields, whatever a row stored.
+            "sources": [{f: c.get(f) for f in carrier_fields} for c in sources or ()],
+        })
+    return views
 
 
 def signal_detail(*, session: Session, signal: Signal) -> SignalWithEvidence:
