@@ -197,6 +197,26 @@ def test_seeded_aliases_are_editable(client, admin_headers):
     assert client.get("/v1/aliases", params={"kind": "chip"}).json()["items"]
 
 
+def test_every_problem_of_an_alias_is_reported_in_one_answer(client, admin_headers):
+    def fields(resp) -> list[str]:
+        assert resp.status_code == 422 and resp.headers["content-type"] == "application/problem+json"
+        return sorted(e["field"] for e in resp.json()["errors"])
+
+    # A type error in one field no longer hides the unknown target or the name with no letters.
+    body = {"kind": "chip", "alias": "--", "target_id": "no-such-chip", "note": 5}
+    assert fields(client.post("/v1/aliases", json=body, headers=admin_headers)) == [
+        "alias", "note", "target_id"]
+    assert fields(client.post("/v1/aliases", json={**body, "note": None}, headers=admin_headers)) == [
+        "alias", "target_id"]
+    # A change is checked against the stored alias's kind, with a null beside a bad target.
+    change = {"alias": None, "target_id": "no-such-chip"}
+    assert fields(client.patch("/v1/aliases/mi300x", json=change, headers=admin_headers)) == [
+        "alias", "target_id"]
+    assert fields(client.patch("/v1/aliases/mi300x", json={**change, "note": 5}, headers=admin_headers)) == [
+        "alias", "note", "target_id"]
+    assert client.get("/v1/aliases/mi300x").json()["target_id"] == "amd-instinct-mi300x"
+
+
 def test_cli_import_prints_the_summary(db):
     runner = CliRunner()
     path = str(corpus_dir() / FUNDING)

@@ -36,11 +36,11 @@ class AliasConflict(ValueError):
 
 
 class AliasInvalid(ValueError):
-    """A field of the alias is not acceptable: ``field`` names it."""
+    """Fields of the alias are not acceptable: ``problems`` lists every ``(field, message)``."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
+        self.problems = problems
 
 
 def list_aliases(*, session: Session, kind: str | None, cursor: str | None, limit: int) -> dict[str, Any]:
@@ -58,13 +58,39 @@ def get_alias(*, session: Session, alias_id: str) -> Alias:
     return row
 
 
+def alias_problems(
+    session: Session, kind: str | None, alias: str | None, target_id: str | None
+) -> list[tuple[str, str]]:
+    """``[(field, message)]`` for an alias with no letters or digits and a target that is no row of
+    ``kind`` (a field that is None, or a target whose kind is not known, is not checked). Reads only."""
+    problems: list[tuple[str, str]] = []
+    if alias is not None and not token_key(alias):
+        problems.append(("alias", "must contain letters or digits"))
+    if target_id is not None and kind in TARGETS and session.get(TARGETS[kind], target_id) is None:
+        problems.append(("target_id", f"no {kind} with id {target_id!r}"))
+    return problems
+
+
+def field_problems(
+    *, session: Session, fields: dict[str, Any], alias_id: str | None
+) -> list[tuple[str, str]]:
+    """The checks of :func:`alias_problems` over the fields of a body that passed the request layer;
+    a change (``alias_id`` given) takes its kind from the stored alias and may not null a name or target."""
+    kind, nulls = fields.get("kind"), []
+    if alias_id is not None:
+        row = session.get(Alias, alias_id)
+        kind = row.kind if row is not None else None
+        nulls = [(name, "must not be null") for name in ("alias", "target_id") if name in fields
+                 and fields[name] is None]
+    return nulls + alias_problems(session, kind, fields.get("alias"), fields.get("target_id"))
+
+
 def _check(session: Session, kind: str, alias: str, target_id: str | None, own_id: str | None) -> str:
     """The alias's tokens, after checking them and (when given) the target."""
+    problems = alias_problems(session, kind, alias, target_id)
+    if problems:
+        raise AliasInvalid(problems)
     tokens = token_key(alias)
-    if not tokens:
-        raise AliasInvalid("alias", "must contain letters or digits")
-    if target_id is not None and session.get(TARGETS[kind], target_id) is None:
-        raise AliasInvalid("target_id", f"no {kind} with id {target_id!r}")
     clash = session.scalars(select(Alias).where(Alias.kind == kind, Alias.tokens == tokens)).first()
     if clash is not None and clash.id != own_id:
         raise AliasConflict(f"alias {clash.id!r} already maps {clash.alias!r} to {clash.target_id!r}")
@@ -98,9 +124,13 @@ def update_alias(*, session: Session, alias_id: str, changes_in: AliasUpdate) ->
     """
     row = get_alias(session=session, alias_id=alias_id)
     changes = changes_in.model_dump(exclude_unset=True)
-    for name in ("alias", "target_id"):
-        if name in changes and changes[name] is None:
-            raise AliasInvalid(name, "must not be null")
+    nulls = [(name, "must not be null") for name in ("alias", "target_id") if name in changes
+             and changes[name] is None]
+    if nulls:
+        given = {k: v for k, v in changes.items() if v is not None}
+        raise AliasInvalid(
+            nulls + alias_problems(session, row.kind, given.get("alias"), given.get("target_id"))
+        )
     _check(session, row.kind, changes.get("alias", row.alias), changes.get("target_id"), row.id)
     for name, value in changes.items():
         setattr(row, name, value)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-from fastapi import APIRouter, Depends, File, Form, Path, Query, Response, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Path, Query, Request, Response, UploadFile
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
@@ -28,6 +29,7 @@ from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.query import choice, reject_unknown_form
 from chipwatch.kit.request_limits import body_cap
 from chipwatch.kit.sessions import ReadSession, WriteSession
+from chipwatch.kit.validation import body_check
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_reader)], tags=["imports"])
 
@@ -159,7 +161,16 @@ def _alias_problems() -> Iterator[None]:
     except aliases.AliasConflict as exc:
         raise Conflict(str(exc)) from exc
     except aliases.AliasInvalid as exc:
-        raise invalid(exc.field, exc.message) from exc
+        errors = [{"field": field, "message": message} for field, message in exc.problems]
+        raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
+
+
+def _alias_field_problems(
+    session: Session, fields: dict[str, Any], request: Request
+) -> list[tuple[str, str]]:
+    """The alias checks over a body's fields that passed the request layer (kit.validation)."""
+    alias_id = request.path_params.get("alias_id")
+    return aliases.field_problems(session=session, fields=fields, alias_id=alias_id)
 
 
 @router.get("/aliases", response_model=Page[AliasPublic])
@@ -194,6 +205,7 @@ def _change(result: tuple) -> AliasChange:
 
 
 @router.post("/aliases", response_model=AliasChange, status_code=201, dependencies=[AdminDep])
+@body_check(_alias_field_problems)
 def create_alias(body: AliasCreate, session: Session = WriteSession):
     """Add an alias (admin). Waiting rows whose names it resolves become facts in the same transaction
     (``applied``). 409 when an alias of the kind compares equal; 422 for an unknown target."""
@@ -202,6 +214,7 @@ def create_alias(body: AliasCreate, session: Session = WriteSession):
 
 
 @router.patch("/aliases/{alias_id}", response_model=AliasChange, dependencies=[AdminDep])
+@body_check(_alias_field_problems)
 def update_alias(
     body: AliasUpdate, alias_id: str = Path(..., max_length=64), session: Session = WriteSession
 ):
