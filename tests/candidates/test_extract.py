@@ -567,6 +567,12 @@ def test_no_deployment_from_words_that_only_look_like_one(title, summary):
          "benchmark", {"chip_id": "xiwang-s3", "value": 800.0, "reported_by_name": "Token Bench"}),
         ("Kestrel AI Research: Xiwang S3 serves GPT-OSS 120B with 90 ms time to first token", "",
          "benchmark", {"chip_id": "xiwang-s3", "value": 90.0, "reported_by_name": "Kestrel AI Research"}),
+        # "more efficient" claims per power; a comparison word before a designation is no family
+        ("Groq claims LPX9 is 4x more efficient than GB300", "",
+         "benchmark", {"chip_name": "LPX9", "metric": "throughput_per_power", "baseline_id": "gb300"}),
+        ("曦望S3推理吞吐较H20提升2.8倍，曦望称", "",
+         "benchmark",
+         {"chip_id": "xiwang-s3", "value": 2.8, "baseline_name": "H20", "reported_by_id": "xiwang"}),
         # the summary's claim of the same note takes the title's claimant; "below" names a baseline
         ("ChipLens: Jalapeño cuts cost per token 30% versus GB300",
          "The same note puts the cost per token of Apple's Orchard 200 15% below GB300's.",

@@ -42,7 +42,8 @@ _GENERIC_PU = frozenset({"GPU", "CPU", "NPU", "XPU", "DPU", "APU", "IPU"})
 _CJK_MODEL = re.compile(rf"(?<![A-Za-z0-9])(?P<name>[A-Za-z]{{0,4}}\d+[A-Za-z0-9]*)(?=[{CJK}\s,，。、+]|$)")
 _CJK_NOT_FAMILY = re.compile(
     r"(?:芯片|发布|推出|采购|部署|使用|亮相|组成|点亮|正式|以及|新一代"
-    r"|代|张|颗|块|台|卡|的|和|与|及|在|为|是|达|款)$"
+    # a comparison before a designation is no family ("吞吐较H20", "性能比H100", "相当于B200")
+    r"|代|张|颗|块|台|卡|的|和|与|及|在|为|是|达|款|较|比|于|对|超|如)$"
 )
 # Words that are never part of a chip's name in front of it.
 _NOT_FAMILY = frozenset(

@@ -68,7 +68,7 @@ def _metric(text: str, unit: str) -> str:
     if unit == "tok/s/user" or re.search(r"per user|single-user|single user|单用户|每用户|interactivity", t):
         return "speed"
     if unit in ("tok/s/kW", "tok/s/MW") or re.search(
-        r"per (?:watt|kw|mw|megawatt|kilowatt)|per-(?:kw|mw|watt)|perf(?:ormance)?/w|efficiency"
+        r"per (?:watt|kw|mw|megawatt|kilowatt)|per-(?:kw|mw|watt)|perf(?:ormance)?/w|efficien(?:cy|t)"
         r"|能效|每瓦|每兆瓦|每千瓦",
         t,
     ):
