@@ -51,39 +51,64 @@ def _chunks(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
         yield items[start : start + size]
 
 
+@dataclass(frozen=True, slots=True)
+class _Reads:
+    """The reads of a plan from one fact table, built once: SQLAlchemy then finds each compiled form
+    by the statement object's memoised cache key instead of building the statement and its key again."""
+
+    of_dataset: Any
+    of_keys: Any
+    subjects: Any
+    ids: Any
+
+
+@cache
+def _reads(kb_kind: str) -> _Reads:
+    table = KB_TABLES[kb_kind]
+    columns = (table.id, table.row_key, table.import_sha256, table.retired_at, table.dataset_scope)
+    of_dataset = select(*columns).where(table.dataset == bindparam("dataset"))
+    return _Reads(
+        of_dataset=of_dataset,
+        of_keys=of_dataset.where(table.row_key.in_(bindparam("keys", expanding=True))),
+        subjects=select(table.id, table.dataset, table.retired_at).where(
+            table.id.in_(bindparam("ids", expanding=True))
+        ),
+        ids=select(table.id).where(table.id.in_(bindparam("ids", expanding=True))),
+    )
+
+
 def load_existing(
     *, session: Session, kb_kind: str, dataset: str, row_keys: set[str] | None = None
 ) -> dict[str, Existing]:
     """Row key -> the fact ``dataset`` wrote in ``kb_kind``, retired or not: all of them, or only those
     of ``row_keys`` (a file that is no whole version needs no others, however many the dataset has)."""
-    table = KB_TABLES[kb_kind]
-    columns = (table.id, table.row_key, table.import_sha256, table.retired_at, table.dataset_scope)
+    reads = _reads(kb_kind)
+    # Plain reads on the session's connection: nothing of the import is pending in the session yet.
+    connection = session.connection()
     if row_keys is None:
-        batches = [select(*columns).where(table.dataset == dataset)]
+        results = [connection.execute(reads.of_dataset, {"dataset": dataset})]
     else:
-        batches = [
-            select(*columns).where(table.dataset == dataset, table.row_key.in_(chunk))
+        results = [
+            connection.execute(reads.of_keys, {"dataset": dataset, "keys": chunk})
             for chunk in _chunks(sorted(row_keys))
         ]
     return {
-        row.row_key: Existing(
-            row.id, row.row_key, row.import_sha256, row.retired_at is not None, row.dataset_scope
-        )
-        for stmt in batches
-        for row in session.execute(stmt)
-        if row.row_key is not None
+        row_key: Existing(fact_id, row_key, digest, retired_at is not None, scope)
+        for result in results
+        for fact_id, row_key, digest, retired_at, scope in result
+        if row_key is not None
     }
 
 
 def load_subjects(*, session: Session, kb_kind: str, ids: set[str], dataset: str) -> dict[str, Existing]:
     """Facts named by exact aliases that no import of ``dataset`` has written yet."""
-    table = KB_TABLES[kb_kind]
+    statement = _reads(kb_kind).subjects
+    connection = session.connection()
     found: dict[str, Existing] = {}
     for chunk in _chunks(sorted(ids)):
-        stmt = select(table.id, table.dataset, table.retired_at).where(table.id.in_(chunk))
-        for row in session.execute(stmt):
-            if row.dataset != dataset:
-                found[row.id] = Existing(row.id, None, None, row.retired_at is not None)
+        for fact_id, fact_dataset, retired_at in connection.execute(statement, {"ids": chunk}):
+            if fact_dataset != dataset:
+                found[fact_id] = Existing(fact_id, None, None, retired_at is not None)
     return found
 
 
@@ -95,9 +120,11 @@ def taken_ids(*, session: Session, kb_kind: str, candidates: list[Candidate]) ->
     table = KB_TABLES[kb_kind]
     choices = [id_choices(c.built) for c in candidates if not c.built.skip and not c.built.waiting]
     wanted = sorted({choice for pair in choices for choice in pair if choice})
+    statement = _reads(kb_kind).ids
+    connection = session.connection()
     taken: set[str] = set()
     for chunk in _chunks(wanted):
-        taken.update(session.scalars(select(table.id).where(table.id.in_(chunk))))
+        taken.update(connection.execute(statement, {"ids": chunk}).scalars())
     for _hinted, base in choices:
         if base in taken:
             taken.update(session.scalars(select(table.id).where(table.id.startswith(base, autoescape=True))))
@@ -424,20 +451,41 @@ def retire_facts(*, session: Session, plan: Plan, imp: Import, kb_kind: str, at:
     return list(plan.retire)
 
 
+@dataclass(frozen=True, slots=True)
+class _WaitingDeletes:
+    unscoped: Any
+    of_scope: Any
+    of_keys: Any
+
+
+@cache
+def _waiting_deletes() -> _WaitingDeletes:
+    """The deletes of waiting rows an import replaces, built once (see :class:`_Reads`)."""
+    table = WaitingRow.__table__  # type: ignore[attr-defined]
+    of_dataset = delete(table).where(table.c.dataset == bindparam("dataset"))
+    return _WaitingDeletes(
+        unscoped=of_dataset.where(table.c.dataset_scope.is_(None)),
+        of_scope=of_dataset.where(table.c.dataset_scope == bindparam("scope")),
+        of_keys=of_dataset.where(table.c.row_key.in_(bindparam("keys", expanding=True))),
+    )
+
+
 def replace_waiting(
     *, session: Session, plan: Plan, imp: Import, version: str, scopes: set[str | None] | None, at: datetime
 ) -> None:
     """Rows of this file that wait for an alias replace the ones waiting before: all of the file's scope
     for a whole version, else those with the same keys."""
+    deletes = _waiting_deletes()
+    connection = session.connection()
     if scopes is not None:
         for scope in scopes:
-            column = WaitingRow.dataset_scope
-            condition = column.is_(None) if scope is None else column == scope
-            session.execute(delete(WaitingRow).where(WaitingRow.dataset == imp.kind, condition))
+            if scope is None:
+                connection.execute(deletes.unscoped, {"dataset": imp.kind})
+            else:
+                connection.execute(deletes.of_scope, {"dataset": imp.kind, "scope": scope})
     else:
         for chunk in _chunks(sorted(plan.keys)):
-            stmt = delete(WaitingRow).where(WaitingRow.dataset == imp.kind, WaitingRow.row_key.in_(chunk))
-            session.execute(stmt)
+            connection.execute(deletes.of_keys, {"dataset": imp.kind, "keys": chunk})
     # One executemany, as for new facts (a file can hold thousands of such rows).
     insert_rows(session, WaitingRow, [waiting_row(candidate, imp, version, at) for candidate in plan.waiting])
 

@@ -160,7 +160,7 @@ def load_resolver(*, session: Session) -> Resolver:
     """
     global _cached
     # Rows compare as tuples: no copy of each into a tuple of its own.
-    rows = tuple(session.execute(_names_query()).all())
+    rows = tuple(session.connection().execute(_names_query()).all())  # a Core read, no ORM step
     key = (str(session.get_bind().engine.url), rows)
     with _cache_lock:
         cached = _cached
