@@ -25,7 +25,7 @@ from chipwatch.candidates.lexicon import LexEntry, Lexicon
 from chipwatch.candidates.models import Candidate, CandidateItem
 from chipwatch.imports.models import Alias
 from chipwatch.kit.pagination import keyset_page
-from chipwatch.kit.time import as_utc, rfc3339, utcnow
+from chipwatch.kit.time import rfc3339, utcnow
 from chipwatch.knowledge.models import ENTITY_TABLES, KB_TABLES, Chip, ResultEntity
 from chipwatch.sources.models import Item, Source
 
@@ -138,6 +138,8 @@ def propose_from_items(
              for k, group in groups.items()}
     created = _insert_candidates(session, fresh, links, now)
     by_key.update(created)
+    # A fact a concurrent check filed first (its insert skipped ours) is a candidate that existed before.
+    by_key.update(_candidates_by_key(session, {k for k in fresh if k not in created}))
     touched = _insert_links(session, links, by_key)
     existing = [c for k, c in by_key.items() if k not in created and c.id in touched]
     for c in existing:
@@ -194,12 +196,22 @@ def _link_values(
     return out
 
 
-def _insert(session: Session, table: Any, rows: list[dict[str, Any]]) -> None:
+def _insert(session: Session, table: Any, rows: list[dict[str, Any]], *returning: str) -> list[Any]:
     """``INSERT ... ON CONFLICT DO NOTHING`` of ``rows`` as one executemany of a Core insert (the ORM's
-    per-row bookkeeping costs more than the statement); a row a concurrent check wrote first is skipped."""
-    if rows:
-        insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-        session.execute(insert(table.__table__).on_conflict_do_nothing(), rows)
+    per-row bookkeeping costs more than the statement); a row a concurrent check wrote first is skipped.
+
+    Returns the ``returning`` columns of the rows inserted (none of a skipped row), so the caller needs
+    no query to learn which rows are new: SQLite (3.35 and later) and PostgreSQL both return them.
+    """
+    if not rows:
+        return []
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    stmt = insert(table.__table__).on_conflict_do_nothing()
+    if not returning:
+        session.execute(stmt, rows)
+        return []
+    columns = [table.__table__.c[name] for name in returning]
+    return list(session.execute(stmt.returning(*columns), rows))
 
 
 def _candidates_by_key(session: Session, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Candidate]:
@@ -220,11 +232,12 @@ def _insert_candidates(
     now: datetime,
 ) -> dict[tuple[str, str], Candidate]:
     """Insert a candidate for each new fact, its counts, verification, confidence and corroboration
-    computed from ``links`` (the items carrying it); returns the candidates this call created.
+    computed from ``links`` (the items carrying it); returns the candidates this call created, as
+    objects outside the session (they hold the inserted values and id, for the links and the events).
 
-    Created here means stamped with this call's ``now``: when a concurrent check filed the same fact
-    first, its row (and its ``candidate.created`` event) stands, this insert skips it, and the caller
-    treats it as a candidate that existed before.
+    When a concurrent check filed the same fact first, its row (and its ``candidate.created`` event)
+    stands, this insert skips it and leaves it out of what it returns; the caller treats it as a
+    candidate that existed before.
     """
     if not facts:
         return {}
@@ -242,9 +255,12 @@ def _insert_candidates(
             "corroborates_kind": kb_kind, "corroborates_id": kb_id, "fact_kind": None, "fact_id": None,
             "created_at": now, "updated_at": now, "decided_at": None, "decided_by": None, "note": None,
         })
-    _insert(session, Candidate, rows)
-    filed = _candidates_by_key(session, set(facts))
-    return {k: c for k, c in filed.items() if as_utc(c.created_at) == now}
+    inserted = {(kind, key): ident for ident, kind, key in _insert(session, Candidate, rows, "id", "kind",
+                                                                  "fact_key")}
+    return {
+        (row["kind"], row["fact_key"]): Candidate(id=inserted[(row["kind"], row["fact_key"])], **row)
+        for row in rows if (row["kind"], row["fact_key"]) in inserted
+    }
 
 
 def _insert_links(
@@ -252,21 +268,13 @@ def _insert_links(
     links: dict[tuple[str, str], dict[int, dict[str, Any]]],
     by_key: dict[tuple[str, str], Candidate],
 ) -> set[int]:
-    """Link each item to its fact's candidate (once); returns the candidates that gained an item."""
-    rows = {
-        (by_key[k].id, item_id): {"candidate_id": by_key[k].id, **values}
-        for k, carriers in links.items() for item_id, values in carriers.items()
-    }
-    item_ids = sorted({item_id for _c, item_id in rows})
-    linked: set[tuple[int, int]] = set()
-    for start in range(0, len(item_ids), ITEM_BATCH):
-        stmt = select(CandidateItem.candidate_id, CandidateItem.item_id).where(
-            CandidateItem.item_id.in_(item_ids[start : start + ITEM_BATCH])
-        )
-        linked.update((c, i) for c, i in session.execute(stmt))
-    new = [values for pair, values in rows.items() if pair not in linked]
-    _insert(session, CandidateItem, new)
-    return {values["candidate_id"] for values in new}
+    """Link each item to its fact's candidate (once: a link that exists is skipped by its unique key);
+    returns the candidates that gained an item."""
+    rows = [
+        {"candidate_id": by_key[k].id, **values}
+        for k, carriers in links.items() for values in carriers.values()
+    ]
+    return {candidate_id for (candidate_id,) in _insert(session, CandidateItem, rows, "candidate_id")}
 
 
 def _recount(session: Session, candidates: Sequence[Candidate], now: datetime) -> None:
