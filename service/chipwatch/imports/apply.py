@@ -178,6 +178,7 @@ class RowInsert:
 
 
 _ROW_INSERTS: dict[tuple[Any, ...], RowInsert] = {}
+_NOTHING = object()
 
 
 def row_insert(table: Table, keys: tuple[str, ...], dialect: Dialect) -> RowInsert:
@@ -223,20 +224,34 @@ def insert_rows(session: Session, table: type[SQLModel] | Table, rows: list[dict
     plan = row_insert(table, tuple(rows[0]), connection.dialect)  # type: ignore[arg-type]
     convert = plan.convert
     bound: list[Any] = []
+    # Rows of one import share many values (its time, its id, a default list): a value that is the
+    # same object as the previous row's takes that row's converted value instead of converting again.
+    last_in: list[Any] = [_NOTHING] * len(convert)
+    last_out: list[Any] = [None] * len(convert)
     if plan.order is not None:
         positions = {name: index for index, name in enumerate(plan.order)}
-        at = tuple((positions[key], to) for key, to in convert)
+        at = tuple((n, positions[key], to) for n, (key, to) in enumerate(convert))
         pick = itemgetter(*plan.order) if len(plan.order) > 1 else (lambda row: (row[plan.order[0]],))
         for row in rows:
             values = list(pick(row))
-            for index, to in at:
-                values[index] = to(values[index])
+            for n, index, to in at:
+                value = values[index]
+                if value is last_in[n]:
+                    values[index] = last_out[n]
+                else:
+                    last_in[n], last_out[n] = value, (converted := to(value))
+                    values[index] = converted
             bound.append(tuple(values))
     else:
         for row in rows:
             copy = row.copy()
-            for key, to in convert:
-                copy[key] = to(copy[key])
+            for n, (key, to) in enumerate(convert):
+                value = copy[key]
+                if value is last_in[n]:
+                    copy[key] = last_out[n]
+                else:
+                    last_in[n], last_out[n] = value, (converted := to(value))
+                    copy[key] = converted
             bound.append(copy)
     for chunk in _chunks(bound):
         connection.exec_driver_sql(plan.sql, chunk)
