@@ -214,8 +214,10 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
             after = part.norm[verb.end() : end]
             return name if first.text in after and name.text not in after else first
     if name is None:
-        end = lo + len(_without_auxiliaries(part.norm[lo : verb.start()].rstrip()))
-        government = _GOVERNMENT.search(part.norm, lo, end)
+        government = None
+        if _STATE_WORDS.search(part.norm, lo, verb.start()):  # the pattern costs a scan: look for its nouns
+            end = lo + len(_without_auxiliaries(part.norm[lo : verb.start()].rstrip()))
+            government = _GOVERNMENT.search(part.norm, lo, end)
         if government is not None:  # "UK government to buy", "Government of India procures": no proper name
             return Name(None, government.group().strip(), government.start(), government.end())
     if name is None:
@@ -230,6 +232,7 @@ _GOVERNMENT = re.compile(
     r"(?:\b(?!The\b)[A-Z][\w.-]*\s){1,2}(?:government|ministry of [A-Z]\w+|military)$"
     r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
 )
+_STATE_WORDS = re.compile(r"overnment|inistry|ilitary")
 _OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
 _CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")

@@ -220,11 +220,14 @@ _SOLD_OFFERING = re.compile(
     re.IGNORECASE,
 )
 _OFFERING = re.compile(r"\s*(?:IPO|initial public offering)\b", re.IGNORECASE)
+_OFFERING_WORDS = re.compile(r"IPO|[Oo]ffering")
 
 
 def _listing(part: Part, a: int, b: int) -> Draft | None:
     """An initial public offering sold, named by its sum ("after $1.3bn IPO"): the sentence's subject's."""
     norm = part.norm
+    if _OFFERING_WORDS.search(norm, a, b) is None:
+        return None  # most sentences name no offering: spare them the sums
     for m in money(part, a, b):
         if not _OFFERING.match(norm, m.end) or not _SOLD_OFFERING.search(norm, max(a, m.start - 20), m.start):
             continue
