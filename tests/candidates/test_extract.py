@@ -475,6 +475,18 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
          {"operator_name": "Lumen Compute", "units": 40000, "status": "planned"}),
         ("Kestrel Lab switches on Vega, powered by 12,000 Z900 APUs", "",
          {"operator_name": "Kestrel Lab", "units": 12000, "status": "operational"}),
+        # a site that will house chips; power to have online; a speaker's "we"
+        ("Kestrel Cloud's new Reno data center will house up to 30,000 GB300 GPUs", "",
+         {"operator_name": "Kestrel Cloud", "units": 30000, "place": "Reno", "status": "planned"}),
+        ("Lumen Compute expects to have 1 GW online by 2027", "",
+         {"operator_name": "Lumen Compute", "power_mw": 1000.0, "status": "planned"}),
+        ("Lumen Compute: we have deployed more than 100,000 GPUs across our fleet", "",
+         {"operator_name": "Lumen Compute", "units": 100000, "status": "operational"}),
+        # Chinese: 其 refers to the sentence's subject; a plan to complete is a plan, a year no designation
+        ("星河云宣布，其贵安数据中心已部署超过3万张曦望S3", "",
+         {"operator_name": "星河云", "units": 30000, "place": "贵安", "status": "operational"}),
+        ("星河云计划2026年底前建成5万卡智算集群", "",
+         {"operator_name": "星河云", "chip_name": None, "units": 50000, "status": "planned"}),
         # Chinese: 完成部署 is done; the subject before 宣布, 斥资 or "与 ... 签约，将"
         ("星河云完成部署5000张曦望S3", "",
          {"operator_name": "星河云", "units": 5000, "status": "operational"}),

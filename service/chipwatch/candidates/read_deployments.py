@@ -73,6 +73,8 @@ _VERBS = re.compile(
     r" (?:deploy|use|rent|build|host|install|buy|lease|order|purchase|procure|commission|stand up"
     r"|bring online)\b"
     r"|\b(?:is|are) (?:building|constructing|deploying|installing)\b"
+    # "will house up to 30,000 GPUs", "expects to have 1 GW online by 2027"
+    r"|\bwill (?:house|hold|host)\b|\b(?:to|will) have\s(?:\S+\s){0,4}?online\b"
     # "builds 50,000-GPU cluster", "builds 300 MW campus": building a size of compute
     r"|\bbuilds\b(?=\s(?:a\s|an\s|its\s|the\s)?(?:[\w,.-]+\s){0,2}?[\d,.]+[-\s]?(?:GPU|MW|GW|megawatt|gigawatt))"
     r"|\bbuild(?:s|ing)? out\b"
@@ -85,7 +87,7 @@ _VERBS = re.compile(
     r"(?=(?:\s[\w-]+){0,4}?\s(?:to\s)?(?:nearly |about |over |more than )?"
     r"(?:\d" + _NAMED_COUNT + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
     # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
-    r"|\b(?:installs|leases|leased|rents|procures|procured)\b"
+    r"|\b(?:installs|leases|leased|rents|procures|procured|houses)\b"
     r"(?=\s(?:nearly |about |over |more than |up to )?\d" + _NAMED_COUNT + ")"
     r"|\bdeploys\b|\bdeployment of\b|\bdeployment\b|\bwill be (?:powered|built) (?:by|on|with)\b"
     # "buys 4,200 B300 GPUs", "orders 10,000 chips": units bought are units to be deployed
@@ -94,7 +96,7 @@ _VERBS = re.compile(
     r"|\bcommits? to\b(?=\s(?:about |over |more than |up to )?[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b)"
     r"|\bsigns?\b(?=[^.]{0,40}?\bdeal\b)|\borders?\b|\bordered\b|\bplans?\b(?=\s[\d.]+\s?(?:GW|MW|gigawatt|megawatt)))"
     r"|(?P<cnop>已(?:在[^，。]{1,8})?部署|完成部署|部署完成|上线|投运|投入运行|投入运营|投入使用|投产|正式运营|点亮|建成|开始运行|启用)"
-    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用|采购|订购|租用)|采购|订购|租用|使用"
+    r"|(?P<cnplan>(?:将|计划|拟|预计)[^，。]{0,12}?(?:部署|使用|建设|扩至|扩容|采用|采购|订购|租用|建成|上线|投运|投产)|采购|订购|租用|使用"
     # 规划 plans compute only when power, capacity or cards follow ("规划总功率1.5吉瓦")
     r"|规划(?=[^，。]{0,8}?(?:功率|算力|容量|吉瓦|兆瓦|GW|MW|万?张|万?卡)))"
     r"|(?P<cnany>部署)"
@@ -104,7 +106,7 @@ _VERBS = re.compile(
 _ON_CHIPS = re.compile(r"trained|runs on", re.IGNORECASE)
 _POWERED_BY = re.compile(r"powered (?:by|on|with)", re.IGNORECASE)
 _ONE_UNIT = re.compile(r"\b(?:a|an|one|first|1st)\s(?P<unit>gigawatt|megawatt)s?\b", re.IGNORECASE)
-_CN_PREDICATE = re.compile(r"新增|规划|扩建|新建|总功率|总规模|宣布|表示|斥资|耗资|投资|完成|\d")
+_CN_PREDICATE = re.compile(r"新增|规划|扩建|新建|总功率|总规模|宣布|表示|斥资|耗资|投资|完成|计划|预计|\d")
 _CN_LEAD = re.compile(r"(?:将|计划|拟|已|已经|均已|正在|正式|全面|预计|年底前|明年|今年|在[^，。]{1,8}?)+$")
 
 
@@ -199,6 +201,8 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     if rejected:
         name = None
     if verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
+        if name is not None and name.text.startswith("其"):
+            name = None  # "星河云宣布，其贵安数据中心已部署": its site, so the sentence's subject runs it
         if name is None and not rejected:
             name = _cn_sentence_subject(part, lo, verb)
         return _cloud_in(part, verb) or name
@@ -222,6 +226,9 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
             return Name(None, government.group().strip(), government.start(), government.end())
     if name is None:
         a = _sentence_start(part, lo)
+        lead = _WE.match(part.norm, a, verb.start())
+        if lead is not None:  # "Lumen Compute: we have deployed ...": who speaks runs it
+            return name_before(part, a, lead.end("who"))
         before = _without_auxiliaries(part.norm[a : verb.start()].rstrip())
         if _JOINED.search(before) or _OF_CAPACITY.match(verb.group()):
             name = clause_subject(part, a, verb.start())
@@ -232,6 +239,7 @@ _GOVERNMENT = re.compile(
     r"(?:\b(?!The\b)[A-Z][\w.-]*\s){1,2}(?:government|ministry of [A-Z]\w+|military)$"
     r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
 )
+_WE = re.compile(r"\s*(?P<who>[A-Z][^:]{1,40}):\s(?:we|our\s[\w-]+)\s")
 _STATE_WORDS = re.compile(r"overnment|inistry|ilitary")
 _OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
