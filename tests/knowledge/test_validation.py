@@ -47,6 +47,20 @@ def test_an_amount_a_float_cannot_keep_exactly_is_refused_not_rounded(client, ad
     assert client.get("/v1/funding-rounds/huge-round").json()["amount"] == 2**53
 
 
+def test_an_amount_just_past_two_to_the_53_is_refused_not_rounded_down_to_it(client, admin_headers):
+    # 2^53 + 1 becomes 2^53 as a float, so a bound checked after the conversion lets it through rounded.
+    body = {"id": "edge-round", "vendor_id": "xiwang", "round_type": "series", "amount": 2**53 + 1,
+            "post_money_valuation": str(2**53 + 1), "currency": "USD"}
+    assert sorted(_fields(client.post("/v1/funding-rounds", json=body, headers=admin_headers))) == [
+        "amount", "post_money_valuation"]
+    assert client.get("/v1/funding-rounds/edge-round").status_code == 404
+    before = client.get("/v1/funding-rounds/xiwang-2026-08-round").json()["amount"]
+    patch = client.patch("/v1/funding-rounds/xiwang-2026-08-round", json={"amount": 2**53 + 1},
+                         headers=admin_headers)
+    assert _fields(patch) == ["amount"]
+    assert client.get("/v1/funding-rounds/xiwang-2026-08-round").json()["amount"] == before
+
+
 def test_a_patch_is_checked_against_the_row_it_makes(client, admin_headers):
     body = {"id": "range-result", "metric": "throughput", "chip_ids": ["jalapeno"], "value_min": 1,
             "value_max": 2}

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from typing import Any, Literal
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal
 
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 from sqlalchemy import JSON, Float, Index, String, Text, delete, event, insert, inspect
 from sqlalchemy.engine import Connection
 from sqlmodel import Field, Session, SQLModel
@@ -274,16 +277,41 @@ EXACT_MONEY_MAX = 2**53
 every whole unit, so a longer figure would be stored rounded rather than as written."""
 
 
+def _exact_money(value: Any) -> Any:
+    """``value`` unchanged, or a ``less_than_equal`` error for a whole number (or numeric string) above
+    :data:`EXACT_MONEY_MAX`: the bound must be checked before the conversion to float, which turns
+    2^53 + 1 into 2^53 and would let it through rounded."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            exact = Decimal(value.strip())
+        except InvalidOperation:
+            return value  # not a number: the float validator names it
+    elif isinstance(value, int):
+        exact = Decimal(value)
+    else:
+        return value
+    if exact.is_finite() and exact > EXACT_MONEY_MAX:
+        raise PydanticCustomError(
+            "less_than_equal", "Input should be less than or equal to {le}", {"le": EXACT_MONEY_MAX}
+        )
+    return value
+
+
+ExactMoney = Annotated[float | None, BeforeValidator(_exact_money)]
+
+
 class FundingRoundBase(Provenance):
     vendor_id: str = Field(foreign_key="vendors.id", index=True, description="the company funded or bought")
     round_type: str = Field(max_length=32, description="seed | series | strategic | acquisition | ...")
     acquirer_id: str | None = Field(default=None, max_length=64)
-    amount: float | None = Field(
+    amount: ExactMoney = Field(
         default=None, sa_type=Float, ge=0, le=EXACT_MONEY_MAX,
         description="in currency units, not millions; at most 2^53 (kept exactly as a float)",
     )
     currency: str | None = Field(default=None, max_length=3)
-    post_money_valuation: float | None = Field(default=None, sa_type=Float, ge=0, le=EXACT_MONEY_MAX)
+    post_money_valuation: ExactMoney = Field(default=None, sa_type=Float, ge=0, le=EXACT_MONEY_MAX)
     valuation_comparator: Comparator = Field(default="eq", sa_type=String(10))
     announced_on: date | None = None
     announced_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
