@@ -475,6 +475,12 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
          {"operator_name": "Lumen Compute", "units": 40000, "status": "planned"}),
         ("Kestrel Lab switches on Vega, powered by 12,000 Z900 APUs", "",
          {"operator_name": "Kestrel Lab", "units": 12000, "status": "operational"}),
+        # "the neocloud" refers to the title's company; ", operated by X," names who runs the site
+        ("Kestrel Cloud picks GB300 for Reno expansion",
+         "The neocloud will deploy 20,000 of the GPUs at its Reno campus starting in March.",
+         {"operator_name": "Kestrel Cloud", "chip_id": "gb300", "units": 20000, "status": "planned"}),
+        ("Nordic AI Factory goes live", "The facility, operated by Lumen Compute, houses 8,000 GB300 GPUs.",
+         {"operator_name": "Lumen Compute", "units": 8000, "status": "operational"}),
         # a site that will house chips; power to have online; a speaker's "we"
         ("Kestrel Cloud's new Reno data center will house up to 30,000 GB300 GPUs", "",
          {"operator_name": "Kestrel Cloud", "units": 30000, "place": "Reno", "status": "planned"}),

@@ -197,7 +197,7 @@ def _cjk_name_before(part: Part, lo: int, end: int, kinds: tuple[str, ...]) -> N
 # "The London-based company said it will deploy": a reference back to the company the title is about.
 _BACK_REFERENCE = re.compile(
     r"(?:^|[,;]\s)(?:The|the|Its|its)\s(?:[\w-]+\s){0,4}?(?:company|firm|start-?up|startup|developer|maker"
-    r"|chipmaker|designer|operator|carrier|group|provider|unicorn)"
+    r"|chipmaker|designer|operator|carrier|group|provider|unicorn|neocloud|hyperscaler|telco|lab|laboratory)"
     r"(?:\s(?:said|says|added|noted)(?:\s(?:that\s)?(?:it|they))?)?(?:\s(?:also|now|today|has|have|had))*$"
 )
 

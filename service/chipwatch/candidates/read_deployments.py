@@ -415,7 +415,7 @@ _BARE_COUNT = re.compile(
     r"(?<![\w.,$€£])(?P<n>\d{1,3}(?:,\d{3})+|\d{2,})\s(?:of them\s)?(?:are|were)\s(?:already\s|now\s)?"
     r"(?:running|deployed|installed|in (?:service|production|use))\b"
 )
-_OPERATED_BY = re.compile(r"\b(?:is|are|will be) (?:operated|run|owned) by\s", re.IGNORECASE)
+_OPERATED_BY = re.compile(r"(?:\b(?:is|are|will be) |,\s)(?:operated|run|owned) by\s", re.IGNORECASE)
 
 
 def _operated_by(part: Part, a: int, b: int) -> Name | None:
