@@ -10,8 +10,10 @@ import jsonschema
 from sqlalchemy import select
 
 from chipwatch.db import session_scope
+from chipwatch.knowledge.models import Deployment
 from chipwatch.outbox.models import Event
 from chipwatch.paths import SCHEMA_DIR
+from chipwatch.signals.evaluation import evaluate_facts
 from tests.fixtures.corpus import requires_corpus
 from tests.fixtures.imports import CLUSTERS, EPOCH_NEW, EPOCH_OLD, MLPERF_V51, import_corpus
 
@@ -134,3 +136,27 @@ def test_a_change_condition_is_refused_naming_the_field(client, admin_headers):
     r = client.post("/v1/signals", json=body, headers=admin_headers)
     assert r.status_code == 422
     assert r.json()["errors"][0]["field"] == "yes_when.0.change.kind"
+
+
+def test_facts_of_chips_no_rule_names_are_counted_but_not_matched(client, admin_headers):
+    """Evaluating every imported deployment against a rule on one chip: all are counted, and the
+    matches are exactly the deployments of that chip at >= 100 MW and operational (read from the rows
+    themselves), whatever the rows of other chips say."""
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    chip = "nvidia-h100-sxm5-80gb"
+    condition = {"deployment": {"chip": chip, "capacity_mw_gte": 100, "status": "operational"}}
+    _signal(client, admin_headers, "h100-100mw-operational", [chip], condition)
+    import_corpus("epoch-gpu-clusters", CLUSTERS)
+    with session_scope() as session:
+        rows = list(session.scalars(select(Deployment)))
+        expected = [
+            row.id
+            for row in rows
+            if row.chip_id == chip
+            and (row.capacity_mw or 0) >= 100
+            and row.status == "operational"
+            and row.retired_at is None
+        ]
+        report = evaluate_facts(session=session, kind="deployments", rows=rows)
+    assert report.facts == len(rows) > 700
+    assert report.matches == len(expected) > 0

@@ -120,9 +120,31 @@ def evaluate_facts(
     ref_kind, _table = spec
     now = now if now is not None else utcnow()
     rules = compiled_rules(session=session)
+    keys = rules.fact_keys(ref_kind)
+    if keys is not None:
+        # A fact naming no chip or vendor that a rule of its kind names matches nothing: counted, not
+        # matched (an import writes thousands of facts, few of which any signal watches).
+        watched = [row for row in rows if _names_any(ref_kind, row, keys)]
+        report.facts += len(rows) - len(watched)
+        rows = watched
     found = [finding for row in rows for finding in fact_findings(session, rules, ref_kind, row, report)]
     record_and_settle(session, found, now, report)
     return report
+
+
+def _names_any(ref_kind: str, row: Any, keys: frozenset[str]) -> bool:
+    """True when ``row`` names one of ``keys``: its vendor (funding), else its chip ids or chip id, read
+    as the rules' index reads them."""
+    if not keys:
+        return False
+    if ref_kind == "funding":
+        return getattr(row, "vendor_id", None) in keys
+    ids = getattr(row, "chip_ids", None)
+    if ids is None:
+        ids = getattr(row, "chip_id", None)
+    if ids is None:
+        return False
+    return ids in keys if isinstance(ids, str) else any(i in keys for i in ids)
 
 
 def evaluate_changes(

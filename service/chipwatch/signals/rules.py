@@ -440,6 +440,17 @@ class CompiledRules:
                 matches.append(Match(rule.signal_id, rule.side, rule.index, reason))
         return matches
 
+    def fact_keys(self, kind: str) -> frozenset[str] | None:
+        """The ids a ``kind`` fact (``result``, ``deployment``, ``funding``) must name for
+        :meth:`match_fact` to find anything (its chip ids, or its vendor id for funding): those the
+        rules of its kind name, empty when it has none. None when some rule of its kind names no chip
+        or vendor, so that any fact of it may match."""
+        if _FACT_CHECKS.get(kind) is None or kind not in self._fact_by_key:
+            return frozenset()
+        if self._fact_any[kind]:
+            return None
+        return frozenset(self._fact_by_key[kind])
+
     @property
     def watches_changes(self) -> bool:
         """True when some signal has a change condition (else changes need not be read)."""
