@@ -360,6 +360,8 @@ def test_rules_that_generalise_read_the_right_fields(title, summary, kind, expec
         ("Kumo Devices raises ¥6 billion", ""),
         # announcing an investment in someone else is no round of one's own
         ("Apple announces $500 million investment in US chip plants", ""),
+        # investing in a place funds no company
+        ("Apple to invest $30 billion in Texas, adding two AI data centers", ""),
         # an offering filed or planned is not sold
         ("Lumen Compute files for $900m IPO", ""),
         ("星瀚智芯科创板IPO获受理，拟募资30亿元", ""),
@@ -481,6 +483,13 @@ def test_a_launch_named_in_title_and_summary_is_one_launch():
          {"operator_name": "Kestrel Cloud", "chip_id": "gb300", "units": 20000, "status": "planned"}),
         ("Nordic AI Factory goes live", "The facility, operated by Lumen Compute, houses 8,000 GB300 GPUs.",
          {"operator_name": "Lumen Compute", "units": 8000, "status": "operational"}),
+        # a machine of the summary is the title's company's when nothing else is deployed; two subjects
+        # written with a comma
+        ("Lumen Compute raises $2 billion to expand Aurora",
+         "The Oslo supercomputer already runs more than 60,000 GPUs.",
+         {"operator_name": "Lumen Compute", "units": 60000, "status": "operational"}),
+        ("OpenAI, Lumen Compute add 1.5 GW to Project Aurora", "",
+         {"operator_id": "openai", "power_mw": 1500.0, "status": "planned"}),
         # a site that will house chips; power to have online; a speaker's "we"
         ("Kestrel Cloud's new Reno data center will house up to 30,000 GB300 GPUs", "",
          {"operator_name": "Kestrel Cloud", "units": 30000, "place": "Reno", "status": "planned"}),
@@ -540,6 +549,8 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         ("Groq adds 5,000 engineers to its chip teams", ""),
         ("Lumen Compute commissions study on 2 GW of AI demand", ""),
         ("Lumen Compute builds new headquarters in Oslo", ""),
+        # a product's own figures are no deployment of its maker
+        ("Groq unveils LPX9 rack", "The system runs 72 LPUs."),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

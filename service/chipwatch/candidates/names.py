@@ -107,6 +107,11 @@ _ADVERBS = re.compile(
 _ACRONYM_BRAND = re.compile(r"(?:SK|LG|NTT|KT|GS|CJ)\s[a-z]{3,}")
 
 
+def is_place(text: str) -> bool:
+    """Is ``text`` a place of the gazetteer ("Texas", "New York") rather than an organisation?"""
+    return _is_place(text)
+
+
 def _is_place(text: str) -> bool:
     return all(w.lower() in _PLACE_NAMES or w.lower() in ("new", "city", "oklahoma") for w in text.split())
 
@@ -551,4 +556,7 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
 
 
 
-__all__ = ["CN_SITE", "DESCRIPTORS", "clause_subject", "name_after", "name_before", "place_in", "reporter"]
+__all__ = [
+    "CN_SITE", "DESCRIPTORS", "clause_subject", "is_place", "name_after", "name_before", "place_in",
+    "reporter",
+]

@@ -27,6 +27,7 @@ from chipwatch.candidates.names import (
     name_after,
     name_before,
     place_in,
+    title_subject,
 )
 from chipwatch.candidates.textparts import Draft, Name, Part
 
@@ -83,7 +84,7 @@ _VERBS = re.compile(
     r"|\bcontracted (?:power|capacity)"
     r"(?:\s(?:reaches|reached|rises|rose|climbs|climbed|grows|grew|stands|totals|now|to|at|of))*\b"
     # "adds 5,000 GPUs", "expands its Reno cluster to 20,000 GPUs", "doubles capacity to 400 MW"
-    r"|\b(?:adds|expands|doubles|triples)\b"
+    r"|\b(?:adds?|expands?|doubles|triples)\b"
     r"(?=(?:\s[\w-]+){0,4}?\s(?:to\s)?(?:nearly |about |over |more than )?"
     r"(?:\d" + _NAMED_COUNT + r"|[\d.]+\s?(?:GW|MW|gigawatts?|megawatts?)\b))"
     # "installs 4,000 cards", "leases 20,000 GPUs": units put in or rented are units to be run
@@ -189,10 +190,10 @@ def _sentence_start(part: Part, pos: int) -> int:
 # "Nscale raises $1.1bn Series B, will deploy ...", "Meta unveils MTIA v3, says the chip already serves
 # ...": a second predicate of the sentence's subject, joined by a comma, "and" or "says".
 _JOINED = re.compile(r"(?:,|\band)$|,\s(?:and\s)?(?:says|said|adds|added)\b(?:(?!,\s).)*$")
-# "OpenAI and Broadcom to deploy": two subjects; the first named leads (the buyer in trade press) unless
-# its name marks the chips deployed
+# "OpenAI and Broadcom to deploy", "OpenAI, Oracle add 4.5 GW": two subjects; the first named leads (the
+# buyer in trade press) unless its name marks the chips deployed
 _IN_PLACE = re.compile(r"\b(?:in|at|near|from)\s$", re.IGNORECASE)
-_PAIR = re.compile(r"(?:\band|&)\s$")
+_PAIR = re.compile(r"(?:\band|&|,)\s$")
 
 
 def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
@@ -209,9 +210,9 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     after_preposition = name is not None and _IN_PLACE.search(part.norm, max(lo, name.start - 6), name.start)
     if name is not None and name.id is None and after_preposition:
         name = None  # "The system in Reno will start operating": a place after a preposition is no subject
-    if name is not None and _PAIR.search(part.norm, max(lo, name.start - 6), name.start):
-        at = part.norm.rfind(" ", lo, name.start - 1)
-        first = name_before(part, lo, at) if at > lo else None
+    pair = _PAIR.search(part.norm, max(lo, name.start - 6), name.start) if name is not None else None
+    if name is not None and pair is not None:
+        first = name_before(part, lo, pair.start()) if pair.start() > lo else None
         if first is not None and not _NOT_OPERATOR.match(first.text):
             # "AMD and OpenAI ... to deploy 6 GW of AMD GPUs": the one whose name marks the chips supplies
             end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
@@ -241,6 +242,25 @@ _GOVERNMENT = re.compile(
 )
 _WE = re.compile(r"\s*(?P<who>[A-Z][^:]{1,40}):\s(?:we|our\s[\w-]+)\s")
 _STATE_WORDS = re.compile(r"overnment|inistry|ilitary")
+# "xAI raises $20 billion" + "The Memphis supercomputer already runs 200,000 GPUs": a site or machine of
+# the summary, with no operator named, is the title's company's when the item states no other deployment
+_SITE_SUBJECT = re.compile(
+    r"\s*(?:The|Its)\s(?:[\w-]+\s){0,3}?(?:supercomputer|supercluster|cluster|facility|site|campus"
+    r"|data cent(?:er|re)|AI factory)(?:\s(?:already|now|currently|also))*$"
+)
+
+
+def _site_owner(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
+    if part.title is None or verb.group("cnop") or verb.group("cnplan") or verb.group("cnany"):
+        return None
+    a = _sentence_start(part, lo)
+    if _SITE_SUBJECT.match(part.norm[a : verb.start()].rstrip()) is None:
+        return None
+    if "subject" not in part.title.cache:
+        part.title.cache["subject"] = title_subject(part.title)
+    return part.title.cache["subject"]
+
+
 _OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
 _CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")
@@ -393,6 +413,9 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
             if verb.group("cnany"):
                 fields["status_weak"] = True  # a bare 部署 says neither when nor whether
             if operator is None:
+                owner = _site_owner(part, lo, verb)
+                if owner is not None:
+                    fields["site_owner"] = owner
                 out.append(Draft("deployment", {**fields, "detail": True}, part.name, lo, hi, 0.0))
                 continue
             start = operator.start
@@ -473,8 +496,12 @@ def complete(drafts: list[Draft]) -> list[Draft]:
     facts = [d for d in drafts if not d.fact.get("detail")]
     details = [d for d in drafts if d.fact.get("detail")]
     if not facts:
+        owned = [d for d in details if d.fact.get("status") and d.fact.get("site_owner") is not None][:1]
+        for d in owned:
+            owner = d.fact["site_owner"]
+            d.fact["operator_id"], d.fact["operator_name"] = owner.id, owner.text
         # "Alice Recoque will be powered by MI430X GPUs" + "the First Based in France": no operator
-        facts = [d for d in details if d.fact.get("status") and d.fact.get("chip_name")][:1]
+        facts = owned or [d for d in details if d.fact.get("status") and d.fact.get("chip_name")][:1]
         details = [d for d in details if d not in facts]
     if facts:
         head = facts[0]
@@ -495,6 +522,7 @@ def complete(drafts: list[Draft]) -> list[Draft]:
     kept = []
     for d in drafts:
         d.fact.pop("operated_by", None)
+        d.fact.pop("site_owner", None)
     for d in facts:
         f = d.fact
         f.pop("detail", None)

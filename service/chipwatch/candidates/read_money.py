@@ -13,7 +13,7 @@ import re
 
 from chipwatch.candidates.figures import Money, bare_amount, money
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import back_reference, clause_subject, name_after, name_before
+from chipwatch.candidates.names import back_reference, clause_subject, is_place, name_after, name_before
 from chipwatch.candidates.textparts import CJK, Draft, Name, Part
 
 _NOT_YET = re.compile(
@@ -251,7 +251,9 @@ def _investment(part: Part, a: int, b: int) -> Draft | None:
         if tail is None:
             continue
         company = name_after(part, sums[0].end + tail.end(), b)
-        if company is None or re.match(r"(?:US|U\.S\.|American|data|new|its)\b", company.text):
+        if company is None or re.match(r"(?:US|U\.S\.|American|data|new|its)\b", company.text) or (
+            company.id is None and is_place(company.text)
+        ):  # "invests $40 billion in Texas": a place is no company funded
             continue
         fact = {**_company(company), "amount": sums[0].value, "currency": sums[0].currency,
                 "round_type": round_type(norm[a:b]), "post_money_valuation": None}
