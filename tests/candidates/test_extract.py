@@ -551,6 +551,8 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         ("Lumen Compute builds new headquarters in Oslo", ""),
         # a product's own figures are no deployment of its maker
         ("Groq unveils LPX9 rack", "The system runs 72 LPUs."),
+        # a chip deployed "at many operators" names neither an operator nor a place
+        ("曦望S3已在多家运营商部署", ""),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

@@ -425,19 +425,25 @@ _NOT_PLACES = frozenset(
 )
 
 
+_VAGUE = ("多", "各", "全国", "一些", "部分", "数家")
+
+
 def place_in(part: Part, a: int, b: int) -> str | None:
     """The first place named in ``norm[a:b]`` ("in Oklahoma City", "Pennsylvania data center",
     "在呼和浩特部署", "张北数据中心"), else None."""
     norm = part.norm
     if has_cjk(norm[a:b]):
         # "在辽宁盘锦部署": the words between 在 and the verb; else the first place name of the gazetteer
-        m = _CN_AT_PLACE.search(norm, a, b) or cn_place(norm, a, b)
+        m = _CN_AT_PLACE.search(norm, a, b)
+        if m is not None and m.group("c").startswith(_VAGUE):
+            m = None  # "在多家运营商部署": no one place
+        m = m or cn_place(norm, a, b)
         if m is not None:
             return m.group("c") if m.re is _CN_AT_PLACE else m.group()
     found = []
     for m in _PLACE.finditer(norm, a, b):
         text = m.group("a") or m.group("b") or m.group("c")
-        if text.split()[0] not in _NOT_PLACES:
+        if text.split()[0] not in _NOT_PLACES and not text.startswith(_VAGUE):
             found.append((m.start(), text))
     if not found:
         # "at 150 MW Sakai AI data center": a name before a site that is no known entity

@@ -403,6 +403,11 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
                 fields = _fields(part, lo, hi, verb.end(), lexicon)
                 operator = Name(previous.fact["operator_id"], previous.fact["operator_name"], lo, lo)
                 fields["place"] = fields.get("place") or previous.fact.get("place")
+            cjk_verb = verb.group("cnop") or verb.group("cnplan") or verb.group("cnany")
+            if operator is not None and cjk_verb and any(
+                c.start < operator.end and operator.start < c.end for c in chip_names(part, lo, hi, lexicon)
+            ):
+                operator = None  # "曦望S3已在多家运营商部署": the chip is the subject, no one runs it here
             if operator is not None:
                 fields["operator_id"], fields["operator_name"] = operator.id, operator.text
                 if fields.get("place") == operator.text:
