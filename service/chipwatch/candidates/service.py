@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -127,7 +128,9 @@ def propose_from_items(
         return []
     # One read of every candidate a proposal may belong to: under its own key, or under the key its
     # names had before they resolved to the ids an acceptance created (see ``keys.fact_key``).
-    by_key = _candidates_by_key(session, {(p.kind, k) for p, _r, *both in read for k in both})
+    by_key: dict[tuple[str, str], Candidate | Filed] = _candidates_by_key(
+        session, {(p.kind, k) for p, _r, *both in read for k in both}
+    )
     groups: dict[tuple[str, str], list[tuple[Proposal, Any]]] = {}
     for p, row, key, name_key in read:
         if (p.kind, key) not in by_key and (p.kind, name_key) in by_key:
@@ -225,15 +228,36 @@ def _candidates_by_key(session: Session, wanted: set[tuple[str, str]]) -> dict[t
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Filed:
+    """A candidate a check has just inserted, as its row's values (what its item links and its
+    ``candidate.created`` event read): a table object per new candidate would cost more than the insert."""
+
+    id: int
+    kind: str
+    fact_key: str
+    status: str
+    fact: dict[str, Any]
+    confidence: float
+    verification: str
+    independent_sources: int
+    corroborates_kind: str | None
+    corroborates_id: str | None
+    created_at: datetime
+
+
+_FILED_COLUMNS = [f.name for f in fields(Filed)][1:]
+
+
 def _insert_candidates(
     session: Session,
     facts: dict[tuple[str, str], dict[str, Any]],
     links: dict[tuple[str, str], dict[int, dict[str, Any]]],
     now: datetime,
-) -> dict[tuple[str, str], Candidate]:
+) -> dict[tuple[str, str], Filed]:
     """Insert a candidate for each new fact, its counts, verification, confidence and corroboration
-    computed from ``links`` (the items carrying it); returns the candidates this call created, as
-    objects outside the session (they hold the inserted values and id, for the links and the events).
+    computed from ``links`` (the items carrying it); returns the candidates this call created (as
+    :class:`Filed` values, not table objects).
 
     When a concurrent check filed the same fact first, its row (and its ``candidate.created`` event)
     stands, this insert skips it and leaves it out of what it returns; the caller treats it as a
@@ -258,7 +282,8 @@ def _insert_candidates(
     inserted = {(kind, key): ident for ident, kind, key in _insert(session, Candidate, rows, "id", "kind",
                                                                   "fact_key")}
     return {
-        (row["kind"], row["fact_key"]): Candidate(id=inserted[(row["kind"], row["fact_key"])], **row)
+        (row["kind"], row["fact_key"]): Filed(inserted[(row["kind"], row["fact_key"])],
+                                              *(row[name] for name in _FILED_COLUMNS))
         for row in rows if (row["kind"], row["fact_key"]) in inserted
     }
 
@@ -266,7 +291,7 @@ def _insert_candidates(
 def _insert_links(
     session: Session,
     links: dict[tuple[str, str], dict[int, dict[str, Any]]],
-    by_key: dict[tuple[str, str], Candidate],
+    by_key: dict[tuple[str, str], Candidate | Filed],
 ) -> set[int]:
     """Link each item to its fact's candidate (once: a link that exists is skipped by its unique key);
     returns the candidates that gained an item."""
@@ -313,12 +338,38 @@ def _corroborations(
         by_kind.setdefault(kind, []).append((key, fact))
     out: dict[tuple[str, str], tuple[str, str]] = {}
     for kind, group in by_kind.items():
-        rows = _kb_rows(session, kind, [fact for _key, fact in group])
+        # Rows by the entity a match must share, so each fact is tested against its own subject's rows
+        # (in id order, as the query returns them), not against every row of the batch.
+        rows: dict[Any, list[Any]] = {}
+        for row in _kb_rows(session, kind, [fact for _key, fact in group]):
+            for subject in _row_subjects(kind, row):
+                rows.setdefault(subject, []).append(row)
         for key, fact in group:
-            match = next((row for row in rows if keys.corroborates(kind, fact, row)), None)
+            mine = rows.get(_fact_subject(kind, fact), ())
+            match = next((row for row in mine if keys.corroborates(kind, fact, row)), None)
             if match is not None:
                 out[(kind, key)] = (keys.KB_KIND[kind], match.id)
     return out
+
+
+def _fact_subject(kind: str, fact: dict[str, Any]) -> Any:
+    """What a knowledge-base row must name to state ``fact`` (see ``keys.corroborates``)."""
+    if kind in ("funding", "acquisition"):
+        return fact.get("vendor_id")
+    if kind == "deployment":
+        return (fact.get("chip_id"), fact.get("operator_id"))
+    return fact.get("chip_id")
+
+
+def _row_subjects(kind: str, row: Any) -> list[Any]:
+    """The :func:`_fact_subject` values a knowledge-base row of ``kind``'s table can match."""
+    if kind in ("funding", "acquisition"):
+        return [row.vendor_id]
+    if kind == "deployment":
+        return [(row.chip_id, row.operator_id)]
+    if kind == "benchmark":
+        return list(dict.fromkeys(row.chip_ids or []))
+    return [row.id]
 
 
 def _kb_rows(session: Session, kind: str, facts: Sequence[dict[str, Any]]) -> list[Any]:
