@@ -33,7 +33,9 @@ class Part:
     starts: list[int] | None
     ends: list[int] | None
     found: list[Found]
-    quantities: list[Quantity]
+    # The spans of ``norm`` whose figures are read, on first use: a part only a reader without figures
+    # asks about (a launch, an acquisition without a price) never pays for the quantity scan.
+    figure_spans: list[tuple[int, int]]
     sentences: list[tuple[int, int]] = field(default_factory=list)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
     kinds: dict[tuple[int, int], set[str]] | None = field(default=None, repr=False)
@@ -41,6 +43,20 @@ class Part:
     yen: str | None = field(default="CNY", repr=False)
     # The item's title, for a summary: the company it is about is what "the company" refers to.
     title: Part | None = field(default=None, repr=False)
+    _quantities: list[Quantity] | None = field(default=None, repr=False)
+
+    @property
+    def quantities(self) -> list[Quantity]:
+        """The figures with units of the part's read spans (the quantity reader signals use), offsets in
+        ``norm``; read on first use."""
+        if self._quantities is None:
+            self._quantities = []
+            for a, b in self.figure_spans:
+                self._quantities += [
+                    Quantity(q.value, q.unit, q.raw, (q.span[0] + a, q.span[1] + a)) if a else q
+                    for q in extract_from_normalized(self.norm[a:b])
+                ]
+        return self._quantities
 
     def sentences_of(self, kind: str) -> list[tuple[int, int]]:
         """The sentences a ``kind`` reader reads: those whose words name that kind (every sentence when
@@ -112,16 +128,12 @@ def read_part(
         flags = keep(norm, sentences)
         sentences = [span for span, kept in zip(sentences, flags, strict=True) if kept]
     if keep is None or sentences == [(0, len(norm))]:
-        found, quantities = lexicon.scan(norm), extract_from_normalized(norm)
+        found, figure_spans = lexicon.scan(norm), [(0, len(norm))]
     else:
-        found, quantities = [], []
+        found, figure_spans = [], sentences
         for a, b in sentences:
             found += [Found(f.id, f.kind, f.start + a, f.end + a) for f in lexicon.scan(norm[a:b])]
-            quantities += [
-                Quantity(q.value, q.unit, q.raw, (q.span[0] + a, q.span[1] + a))
-                for q in extract_from_normalized(norm[a:b])
-            ]
-    return Part(name, text, norm, starts, ends, found, quantities, sentences)
+    return Part(name, text, norm, starts, ends, found, figure_spans, sentences)
 
 
 def _start(x: Any) -> int:
