@@ -553,6 +553,9 @@ def test_a_phase_is_its_plans_deployment_with_its_own_figures():
         ("Groq unveils LPX9 rack", "The system runs 72 LPUs."),
         # a chip deployed "at many operators" names neither an operator nor a place
         ("曦望S3已在多家运营商部署", ""),
+        # making chips is not running them: a fab's power, a chip entering production
+        ("Kestrel Semi starts operations at Oslo memory fab with 300 MW of power", ""),
+        ("Groq's LPX9 enters full production", ""),
     ],
 )
 def test_no_deployment_from_words_that_only_look_like_one(title, summary):

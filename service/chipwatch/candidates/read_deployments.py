@@ -55,8 +55,8 @@ _VERBS = re.compile(
     r"|\b(?:is|are) (?:already |now )running\b"
     # "brings Jupiter into full operation", "enters commercial service", "already serves ranking models"
     r"|\b(?:brings?|brought|puts?)\s(?:\S+\s){0,6}?into\s(?:full\s|commercial\s|regular\s)?"
-    r"(?:operation|service|production)\b"
-    r"|\b(?:enters?|entered)\s(?:full\s|commercial\s)?(?:operation|service|production)\b"
+    r"(?:operation|service)\b"
+    r"|\b(?:enters?|entered)\s(?:full\s|commercial\s)?(?:operation|service)\b"
     r"|\balready (?:serves|serving|runs|running|powers|powering|handles|handling"
     r"|in (?:production|service|use))\b"
     r"|\b(?:stands up|stood up|has installed|have installed|powers up)\b"
@@ -241,6 +241,11 @@ _GOVERNMENT = re.compile(
     r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
 )
 _WE = re.compile(r"\s*(?P<who>[A-Z][^:]{1,40}):\s(?:we|our\s[\w-]+)\s")
+# Making chips, not running them: "memory fab", "volume production", 晶圆厂, 量产
+_MANUFACTURING = re.compile(
+    r"\bfabs?\b|\bfoundry\b|\b(?:volume|mass) production\b|\bwafers? (?:plant|factory)\b|晶圆厂|量产|产线",
+    re.IGNORECASE,
+)
 _STATE_WORDS = re.compile(r"overnment|inistry|ilitary")
 # "xAI raises $20 billion" + "The Memphis supercomputer already runs 200,000 GPUs": a site or machine of
 # the summary, with no operator named, is the title's company's when the item states no other deployment
@@ -380,6 +385,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
     sentences without a verb are returned as drafts with ``fact["detail"] = True``."""
     out: list[Draft] = []
     for a, b in part.sentences_of("deployment"):
+        if _MANUFACTURING.search(part.norm, a, b):
+            continue  # a fab's power or a production line is no compute run
         verbs = list(_VERBS.finditer(part.norm, a, b))
         if not verbs:
             if _HEDGE.search(part.norm, a, b):
