@@ -368,6 +368,19 @@ def test_a_bad_query_or_an_unknown_page_is_an_error_page_and_the_api_stays_probl
     assert client.get("/v1/no-such", headers=html).headers["content-type"] == "application/problem+json"
 
 
+def test_an_unknown_query_parameter_on_a_page_is_an_error_page_naming_it(client):
+    html = {"accept": "text/html"}
+    for path, field in [("/?foo=1", "foo"), ("/leaderboards?metric=bogus", "metric"),
+                        ("/signals/jalapeno-104x-reproduced?x=1", "x"), ("/sources?failng=true", "failng")]:
+        r = client.get(path, headers=html)
+        assert r.status_code == 422, path
+        assert r.headers["content-type"].startswith("text/html"), path
+        assert f"{field}: unknown query parameter" in r.text, path
+    api = client.get("/v1/race?foo=1", headers=html)
+    assert api.status_code == 422 and api.headers["content-type"] == "application/problem+json"
+    assert api.json()["errors"][0]["field"] == "foo"
+
+
 def test_logout_ends_the_session(admin):
     client, csrf = admin
     answer = client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False)

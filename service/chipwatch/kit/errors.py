@@ -178,12 +178,19 @@ def _status_title(status: int) -> str:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every error leaves the API as application/problem+json (RFC 9457); a request validation error or
-    an HTTP error on a page for people is answered by ``app.state.error_page`` when one is installed."""
+    """Every error leaves the API as application/problem+json (RFC 9457); a request validation error, a
+    422 :class:`ApiError` or an HTTP error on a page for people is answered by ``app.state.error_page``
+    when one is installed."""
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError):
-        resp = problem_response(exc.status, exc.title, exc.detail, request.url.path, **exc.extra)
+        # A bad query the kit's own checks refuse (an unknown parameter) is on a page as it is from
+        # FastAPI's validation: the error page for people.
+        page = (
+            _page_answer(request, exc.status, exc.title, exc.detail, exc.extra.get("errors"))
+            if exc.status == 422 else None
+        )
+        resp = page or problem_response(exc.status, exc.title, exc.detail, request.url.path, **exc.extra)
         resp.headers.update(exc.headers)
         return resp
 
