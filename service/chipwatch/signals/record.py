@@ -367,14 +367,15 @@ def _write_move(
     return history
 
 
-def _evidence_rows(session: Session, ids: Sequence[int]) -> list[Any]:
+def _evidence_rows(session: Session, ids: Sequence[int], known: dict[int, Any] | None = None) -> list[Any]:
     """The evidence rows with ``ids`` (in that order) as plain rows: a move can cite every match of a
-    new signal, and model instances cost a millisecond each under the write lock."""
+    new signal, and model instances cost a millisecond each under the write lock. Rows in ``known``
+    (just written by this transaction, by id) are not read again."""
     if not ids:
         return []
     table = Evidence.__table__
-    rows: dict[int, Any] = {}
-    ordered = list(ids)
+    rows: dict[int, Any] = {i: known[i] for i in ids if known and i in known}
+    ordered = [i for i in ids if i not in rows]
     for start in range(0, len(ordered), EVIDENCE_BATCH):
         chunk = ordered[start : start + EVIDENCE_BATCH]
         rows.update((row.id, row) for row in session.execute(select(table).where(table.c.id.in_(chunk))))
@@ -382,10 +383,17 @@ def _evidence_rows(session: Session, ids: Sequence[int]) -> list[Any]:
 
 
 def announce_move(
-    session: Session, signal: Signal, history: SignalHistory, report: EvaluationReport | None
+    session: Session,
+    signal: Signal,
+    history: SignalHistory,
+    report: EvaluationReport | None,
+    known: dict[int, Any] | None = None,
 ) -> None:
-    """Write ``signal.status_changed`` for the move in ``history``, log it and add it to ``report``."""
-    evidence = _evidence_rows(session, history.evidence_ids)
+    """Write ``signal.status_changed`` for the move in ``history``, log it and add it to ``report``.
+
+    ``known`` maps ids of evidence rows this transaction just wrote to those rows (the deciding ones
+    are not read back)."""
+    evidence = _evidence_rows(session, history.evidence_ids, known)
     emit(session, STATUS_CHANGED, status_changed_data(signal, history, evidence), signal_id=signal.id)
     log.info(
         "signal moved",
@@ -495,7 +503,7 @@ def _settle(
     emit_many(session, EVIDENCE_ADDED, datas, signal_id=signal_id)
     report.evidence_ids.extend(ev.id or 0 for ev, _f in new)
     if history is not None:
-        announce_move(session, signal, history, report)
+        announce_move(session, signal, history, report, {ev.id: ev for ev, _f in new})
 
 
 def record_and_settle(
