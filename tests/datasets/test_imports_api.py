@@ -141,6 +141,25 @@ def test_options_sent_in_the_form_are_refused_not_dropped(client, admin_headers)
     assert count("chips") == chips and client.get("/v1/imports").json()["items"] == []
 
 
+def test_a_form_field_given_twice_is_refused_not_cut_to_its_last_value(client, admin_headers):
+    # Two uploads under ``file`` (several go under ``files``) kept only the second; two kinds kept the last.
+    paths = sorted((corpus_dir() / "mlperf-inference/v5.1_systems").glob("*.json"))[:2]
+    uploads = [("file", (path.name, path.read_bytes(), "application/json")) for path in paths]
+    chips = count("chips")
+    r = client.post("/v1/imports", data={"kind": ["mlperf-system", "epoch-ml-hardware"]}, files=uploads,
+                    headers=admin_headers)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["errors"] == [
+        {"field": "kind", "message": "given 2 times; give it once"},
+        {"field": "file", "message": "given 2 times; give it once (several files go in files)"},
+    ]
+    assert count("chips") == chips and client.get("/v1/imports").json()["items"] == []
+    several = [("files", upload[1]) for upload in uploads]
+    r = client.post("/v1/imports", data={"kind": "mlperf-system"}, files=several, params={"dry_run": "true"},
+                    headers=admin_headers)
+    assert r.status_code == 200 and r.json()["rows_read"] == 2, r.text
+
+
 def test_history_of_an_imported_fact_over_http(client, admin_headers):
     _upload(client, admin_headers, "epoch-ml-hardware", EPOCH_OLD)
     second = _upload(client, admin_headers, "epoch-ml-hardware", EPOCH_NEW).json()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from fastapi import Request
 
@@ -75,8 +76,28 @@ def _form_names(dependant: object) -> set[str]:
     return names
 
 
+def _is_list(annotation: Any) -> bool:
+    """``list[X]``, ``list[X] | None`` and the like: a form field that takes several values."""
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType):
+        return any(_is_list(arg) for arg in get_args(annotation))
+    return (origin or annotation) in (list, tuple, set, frozenset)
+
+
+def _form_list_names(dependant: object) -> set[str]:
+    """The form fields declared as lists (``files: list[UploadFile]``): the only ones given repeatedly."""
+    names = {
+        param.alias for param in getattr(dependant, "body_params", ())
+        if _is_list(param.field_info.annotation)
+    }
+    for sub in getattr(dependant, "dependencies", ()):
+        names |= _form_list_names(sub)
+    return names
+
+
 async def reject_unknown_form(request: Request) -> None:
-    """Request dependency for a form route: a 422 naming every form field the route does not declare.
+    """Request dependency for a form route: a 422 naming every form field the route does not declare,
+    and every one it declares once that is given more than once.
 
     An option sent in the form that the route reads from the query string (``dry_run`` given as a form
     field) would otherwise be dropped and the import written; the message says where it goes instead.
@@ -85,11 +106,19 @@ async def reject_unknown_form(request: Request) -> None:
     if route is None:
         return
     form = await request.form()  # parsed once per request: the route's own form parameters read the same
-    allowed = _form_names(getattr(route, "dependant", None))
+    dependant = getattr(route, "dependant", None)
+    allowed = _form_names(dependant)
+    lists = _form_list_names(dependant)
     in_query = declared_query_names(route)
     errors = []
     for name in dict.fromkeys(form.keys()):
         if name in allowed:
+            given = len(form.getlist(name))
+            if given > 1 and name not in lists:
+                # Starlette hands the route the last value only: the others would be dropped unsaid.
+                plural = next((n for n in sorted(lists) if n == name + "s"), None)
+                hint = f" (several {name}s go in {plural})" if plural else ""
+                errors.append({"field": name, "message": f"given {given} times; give it once{hint}"})
             continue
         if name in in_query:
             message = f"unknown form field; {name} goes in the query string (?{name}=...), not the form"
