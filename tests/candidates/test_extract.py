@@ -332,6 +332,9 @@ def test_a_back_reference_is_no_operator_and_keeps_the_status_it_states():
         ("Hsinchu's Nuvi Chips raises NT$900 million", "",
          "funding", {"vendor_name": "Nuvi Chips", "amount": 9e8, "currency": "TWD"}),
         ("Nuri Silicon raises ₩30 billion", "", "funding", {"amount": 3e10, "currency": "KRW"}),
+        # a valuation after a round names the round's sum after it
+        ("Kestrel Silicon valued at $5 billion after $600 million funding round", "",
+         "funding", {"vendor_name": "Kestrel Silicon", "amount": 6e8, "post_money_valuation": 5e9}),
         # a multiplier in title case; an offering sold, named by its sum
         ("Kestrel Silicon Announces €120 Million Series B Financing", "",
          "funding", {"vendor_name": "Kestrel Silicon", "amount": 1.2e8, "currency": "EUR"}),
@@ -601,6 +604,11 @@ def test_no_deployment_from_words_that_only_look_like_one(title, summary):
          "benchmark", {"chip_id": "xiwang-s3", "value": 800.0, "reported_by_name": "Token Bench"}),
         ("Kestrel AI Research: Xiwang S3 serves GPT-OSS 120B with 90 ms time to first token", "",
          "benchmark", {"chip_id": "xiwang-s3", "value": 90.0, "reported_by_name": "Kestrel AI Research"}),
+        # the company that claims keeps its corporate word and leaves its product out
+        ("Kestrel Silicon claims KX9 cuts time to first token to 80 ms", "",
+         "benchmark", {"chip_name": "KX9", "value": 80.0, "reported_by_name": "Kestrel Silicon"}),
+        ("Kestrel Silicon KX9 delivers 2.3x the throughput of GB300, the company said", "",
+         "benchmark", {"value": 2.3, "baseline_id": "gb300", "reported_by_name": "Kestrel Silicon"}),
         # "more efficient" claims per power; a comparison word before a designation is no family
         ("Groq claims LPX9 is 4x more efficient than GB300", "",
          "benchmark", {"chip_name": "LPX9", "metric": "throughput_per_power", "baseline_id": "gb300"}),

@@ -493,6 +493,10 @@ _CN_REPORTER = re.compile(
 )
 
 
+_CORPORATE_WORDS = frozenset(
+    "ai silicon semi semiconductor semiconductors labs lab systems technologies technology compute computing "
+    "networks devices micro microsystems chips cloud electronics robotics research".split()
+)
 _UNNAMED_SAYS = re.compile(
     rf",\s*(?:and\s|the\scompany\s|company\s)?(?:{_SAYS}|promising|promises|touting|claiming)\b",
     re.IGNORECASE,
@@ -518,7 +522,10 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
             if hits:
                 return Name(hits[0].id, norm[hits[0].start : hits[0].end], hits[0].start, hits[0].end)
             words = subject.group(1).split()
-            text = words[0]
+            # the company, not its product after it: a second word stays when it is a corporate word
+            # ("Kestrel Silicon KX9" -> "Kestrel Silicon", "Tenstorrent Blackhole" -> "Tenstorrent")
+            corporate = len(words) > 1 and words[1].lower() in _CORPORATE_WORDS
+            text = " ".join(words[:2]) if corporate else words[0]
             return Name(lexicon.lookup(text, "vendor"), text, s, s + len(text))
     if _CN_UNNAMED_SAYS.search(norm, a, b):
         start = a + len(norm[a:b]) - len(norm[a:b].lstrip())
@@ -548,12 +555,13 @@ def reporter(part: Part, a: int, b: int, lexicon: Lexicon) -> Name | None:
         if hits:
             continue  # "MLPerf: ...": a benchmark names where a figure comes from, not who claims it
         words = text.split()
-        # a descriptor between two capitalised words is part of the name ("LG AI Research")
-        words = [
-            w for i, w in enumerate(words)
-            if w.lower() not in DESCRIPTORS or (0 < i < len(words) - 1 and words[i - 1][0].isupper()
-                                                and words[i + 1][0].isupper() and w[0].isupper())
-        ]
+        # descriptors lead a name ("AI chip start-up Etched"); once the name has begun, a capitalised one
+        # is part of it ("LG AI Research", "Kestrel Silicon")
+        kept: list[str] = []
+        for w in words:
+            if w.lower() not in DESCRIPTORS or (kept and w[0].isupper()):
+                kept.append(w)
+        words = kept
         if not words or words[0] in ("It", "The", "This", "That", "He", "She", "They", "We", "Company"):
             continue
         text = " ".join(words)

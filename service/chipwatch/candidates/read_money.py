@@ -208,8 +208,11 @@ def _english_round(part: Part, a: int, b: int) -> Draft | None:
         sums = money(part, verb_at, b)
         company = name_before(part, a, verb_at)
         if sums and company is not None:
-            fact = {**_company(company), "amount": None, "currency": sums[0].currency,
-                    "round_type": round_type(norm[a:b]), "post_money_valuation": sums[0].value}
+            # "valued at $5 billion after $600 million funding round": the sum after is the round's
+            raised = next((m for m in sums[1:2] if _AFTER_SUM.fullmatch(norm, sums[0].end, m.start)), None)
+            fact = {**_company(company), "amount": raised.value if raised else None,
+                    "currency": sums[0].currency, "round_type": round_type(norm[a:b]),
+                    "post_money_valuation": sums[0].value}
             return Draft("funding", fact, part.name, company.start, sums[0].end, 0.6)
     return None
 
@@ -238,6 +241,9 @@ def _listing(part: Part, a: int, b: int) -> Draft | None:
                 "post_money_valuation": None}
         return Draft("funding", fact, part.name, company.start, m.end, 0.7)
     return None
+
+
+_AFTER_SUM = re.compile(r"\s*(?:after|following|in)\s(?:a\s|an\s|its\s|the\s)?", re.IGNORECASE)
 
 
 def _investment(part: Part, a: int, b: int) -> Draft | None:
