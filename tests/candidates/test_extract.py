@@ -599,6 +599,12 @@ def test_no_deployment_from_words_that_only_look_like_one(title, summary):
          "benchmark", {"chip_id": "xiwang-s3", "reported_by_name": "Token Bench"}),
         ("Groq takes the wraps off LPX9 inference card", "",
          "launch", {"vendor_id": "groq", "chip_name": "LPX9"}),
+        # sampling and showing off launch; a Chinese chip that debuts (亮相) is its maker's launch
+        ("Groq begins sampling LPX9 to customers", "", "launch", {"vendor_id": "groq", "chip_name": "LPX9"}),
+        ("Groq shows off LPX9 at Computex", "", "launch", {"vendor_id": "groq", "chip_name": "LPX9"}),
+        ("星瀚智芯首款芯片星瀚T1亮相世界人工智能大会", "",
+         "launch", {"vendor_name": "星瀚智芯", "chip_name": "星瀚T1"}),
+        ("曦望S5亮相世界人工智能大会", "", "launch", {"vendor_id": "xiwang", "chip_name": "曦望S5"}),
         # a tester that clocks a chip; a lead-in of several words; a number after the name is the claim's
         ("Token Bench clocks Xiwang S3 at 800 tokens/s per user", "",
          "benchmark", {"chip_id": "xiwang-s3", "value": 800.0, "reported_by_name": "Token Bench"}),

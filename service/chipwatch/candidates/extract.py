@@ -49,7 +49,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
-               "reveal", "present", "available", " show", "wraps off", "发布", "推出", "亮相", "首发"),
+               "reveal", "present", "available", " show", "wraps off", "sampling",
+               "发布", "推出", "亮相", "首发"),
 }
 # Figures that name a kind on their own: a ratio or a latency (benchmark), a power or a count of chips
 # (deployment). Every branch starts with a digit, so most positions fail at once.

@@ -225,8 +225,8 @@ _LAUNCH = re.compile(
     r"(?=[ludirsbtpa正发推亮首])(?:"
     r"\b(?:launch(?:es|ed)?|unveil(?:s|ed)?|announc(?:es|ed)|introduc(?:es|ed)|debut(?:s|ed)|releas(?:es|ed)"
     r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
-    r"|takes (?:the )?wraps off|pulls (?:the )?wraps off"
-    r"|reveal(?:s|ed)|presents|presented|shows|showed)\b"
+    r"|takes (?:the )?wraps off|pulls (?:the )?wraps off|(?:begins|began|starts|started) sampling"
+    r"|reveal(?:s|ed)|presents|presented|shows off|showed off|shows|showed)\b"
     r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)"
     r")",
     re.IGNORECASE,
@@ -300,6 +300,24 @@ def _launched(part: Part, pos: int, b: int, lexicon: Lexicon) -> list[Name]:
     return []
 
 
+# "星瀚智芯首款芯片星瀚T1亮相...": the chip debuts, its maker opens the sentence
+_CN_MAKER = re.compile(r"[\u3400-\u9fff]{2,8}?(?=首款|旗下|新款|新一代|自研|最新|的)")
+
+
+def _debuted(part: Part, a: int, at: int, lexicon: Lexicon) -> tuple[list[Name], Name | None]:
+    """The chip named right before a Chinese verb of debuting (亮相, 首发) and the maker opening the
+    sentence, else no chip."""
+    chips = [c for c in chip_names(part, a, at, lexicon) if at - c.end <= 1]
+    if not chips:
+        return [], None
+    known = [f for f in part.found_in(a, chips[0].end) if f.kind == "vendor"]  # or the chip's own prefix
+    if known:
+        f = known[0]
+        return chips[:1], Name(f.id, part.norm[f.start : f.end], f.start, f.end)
+    m = _CN_MAKER.match(part.norm, a, chips[0].start)
+    return (chips[:1], Name(None, m.group(), m.start(), m.end())) if m else ([], None)
+
+
 def launch_verb_in(norm: str, a: int, b: int) -> bool:
     """Does ``norm[a:b]`` hold a verb of launching? :func:`read_launches` reads nothing elsewhere."""
     return _LAUNCH.search(norm, a, b) is not None
@@ -318,6 +336,8 @@ def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
             else:
                 chips = _launched(part, verb.end(), b, lexicon)
                 maker = name_before(part, a, verb.start())
+                if not chips and verb.group().endswith(("亮相", "首发")):
+                    chips, maker = _debuted(part, a, verb.start(), lexicon)
             if maker is None and chips and chips[0].id:
                 vendor_id = lexicon.vendor_of(chips[0].id)
                 if vendor_id:
