@@ -36,28 +36,29 @@ def stored(feeds):
     mention index."""
     month_ago = datetime.now(UTC) - timedelta(days=30)
     seen = datetime.now(UTC) - timedelta(days=1)
-    items, mentions = [], []
-    with session_scope(write=False) as session:
-        first = (session.execute(select(Item.id).order_by(Item.id.desc()).limit(1)).scalar() or 0) + 1
+    items, named = [], {}
     for n in range(STORED):
-        named = n % 10 == 0
-        title = f"Jalapeño {'shipped' if n % 20 == 0 else 'sampled'} lot {n}" if named else f"Market note {n}"
+        verb = "shipped" if n % 20 == 0 else "sampled"
+        title = f"Jalapeño {verb} lot {n}" if n % 10 == 0 else f"Market note {n}"
         at = PUBLISHED - timedelta(minutes=n)
         items.append({
-            "id": first + n, "source_id": "press-feed", "guid": f"gen-{n}", "link": f"https://gen.example/{n}",
+            "source_id": "press-feed", "guid": f"gen-{n}", "link": f"https://gen.example/{n}",
             "link_norm": f"gen.example/{n}", "content_hash": hashlib.sha256(f"gen{n}".encode()).hexdigest(),
             "title": title, "summary": "memory prices", "content": "memory prices", "published_at": at,
             "published_is_estimated": False, "first_seen_at": seen, "sort_at": at,
             "search_title": title.lower(), "search_summary": "memory prices",
         })
-        if named:
-            mentions.append(
-                {"item_id": first + n, "entity_id": "jalapeno", "entity_kind": "chip", "sort_at": at}
-            )
+        if n % 10 == 0:
+            named[f"gen-{n}"] = at
     with session_scope() as session:
         session.execute(update(FactChange).values(changed_at=month_ago))
         session.execute(update(SeedDigest).values(loaded_at=month_ago))
-        session.execute(insert(Item), items)
+        stored = session.execute(insert(Item).returning(Item.id, Item.guid), items).all()
+        mentions = [
+            {"item_id": item_id, "entity_id": "jalapeno", "entity_kind": "chip", "sort_at": named[guid]}
+            for item_id, guid in stored
+            if guid in named
+        ]
         session.execute(insert(ItemMention), mentions)
     return feeds
 
