@@ -151,7 +151,7 @@ def relink_batch(settings: Settings | None = None, *, batch: int = RELINK_BATCH)
             ids = [row.id for row in rows if row.id > relink.next_item_id and row.id not in updated]
             report.unlinked += _replace(session, relink.entity_id, kinds, rows, ids, found)
             report.linked += sum(relink.entity_id in found[i] for i in ids)
-            relink.next_item_id = last
+            relink.next_item_id = max(relink.next_item_id, last)
             if len(rows) < batch:
                 relink.done_at = utcnow()
                 report.finished.append(relink.entity_id)
