@@ -36,3 +36,15 @@ def test_declared_parameters_pass(client, admin_headers):
     resp = client.post("/v1/sources/opml", params={"trust": "press"}, content=opml,
                        headers={**admin_headers, "content-type": "text/x-opml"})
     assert resp.status_code == 200, resp.text
+
+
+def test_a_parameter_given_twice_is_refused_not_cut_to_its_last_value(client):
+    # ?mentions=a&mentions=b filtered by b alone, as if a had not been asked for.
+    resp = client.get("/v1/items?mentions=jalapeno&mentions=gb300&limit=5&limit=5")
+    assert resp.status_code == 422
+    assert resp.headers["content-type"] == "application/problem+json"
+    assert resp.json()["errors"] == [
+        {"field": "mentions", "message": "given 2 times; give it once"},
+        {"field": "limit", "message": "given 2 times; give it once"},
+    ]
+    assert client.get("/v1/items?mentions=jalapeno&limit=5").status_code == 200

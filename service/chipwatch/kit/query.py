@@ -19,31 +19,44 @@ from fastapi import Request
 from chipwatch.kit.errors import ApiError
 from chipwatch.kit.schema_errors import suggest
 
-_declared: dict[int, frozenset[str]] = {}
+_declared: dict[tuple[int, bool], frozenset[str]] = {}
 _lock = threading.Lock()
 
 
-def _query_names(dependant: object) -> set[str]:
-    names = {param.alias for param in getattr(dependant, "query_params", ())}
+def _is_list(annotation: Any) -> bool:
+    """``list[X]``, ``list[X] | None`` and the like: a query or form field that takes several values."""
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType):
+        return any(_is_list(arg) for arg in get_args(annotation))
+    return (origin or annotation) in (list, tuple, set, frozenset)
+
+
+def _query_names(dependant: object, *, lists_only: bool = False) -> set[str]:
+    names = {
+        param.alias for param in getattr(dependant, "query_params", ())
+        if not lists_only or _is_list(param.field_info.annotation)
+    }
     for sub in getattr(dependant, "dependencies", ()):
-        names |= _query_names(sub)
+        names |= _query_names(sub, lists_only=lists_only)
     return names
 
 
-def declared_query_names(route: object) -> frozenset[str]:
-    """The query parameter names (aliases) ``route`` and its dependencies declare (cached per route)."""
-    key = id(route)
+def declared_query_names(route: object, *, lists_only: bool = False) -> frozenset[str]:
+    """The query parameter names (aliases) ``route`` and its dependencies declare (cached per route);
+    with ``lists_only``, those declared as lists, the only ones that may be given more than once."""
+    key = (id(route), lists_only)
     with _lock:
         names = _declared.get(key)
     if names is None:
-        names = frozenset(_query_names(getattr(route, "dependant", None)))
+        names = frozenset(_query_names(getattr(route, "dependant", None), lists_only=lists_only))
         with _lock:
             _declared[key] = names
     return names
 
 
 async def reject_unknown_query(request: Request) -> None:
-    """Request dependency: a 422 naming every query parameter the matched route does not declare.
+    """Request dependency: a 422 naming every query parameter the matched route does not declare, and
+    every one it declares once that is given more than once.
 
     Each error is ``{"field": name, "message": "unknown query parameter; ..."}`` listing the declared
     ones (or saying there are none) and, when one is close, suggesting it.
@@ -52,10 +65,17 @@ async def reject_unknown_query(request: Request) -> None:
     if route is None or not request.query_params:
         return
     allowed = declared_query_names(route)
-    unknown = [name for name in dict.fromkeys(request.query_params.keys()) if name not in allowed]
-    if not unknown:
+    names = list(dict.fromkeys(request.query_params.keys()))
+    unknown = [name for name in names if name not in allowed]
+    # FastAPI hands a route the last of a repeated value: the others would be dropped unsaid.
+    repeated = [
+        (name, given) for name in names
+        if name in allowed and (given := len(request.query_params.getlist(name))) > 1
+        and name not in declared_query_names(route, lists_only=True)
+    ]
+    if not unknown and not repeated:
         return
-    errors = []
+    errors = [{"field": name, "message": f"given {given} times; give it once"} for name, given in repeated]
     for name in unknown:
         close = suggest(name, set(allowed))
         if close:
@@ -74,14 +94,6 @@ def _form_names(dependant: object) -> set[str]:
     for sub in getattr(dependant, "dependencies", ()):
         names |= _form_names(sub)
     return names
-
-
-def _is_list(annotation: Any) -> bool:
-    """``list[X]``, ``list[X] | None`` and the like: a form field that takes several values."""
-    origin = get_origin(annotation)
-    if origin in (Union, UnionType):
-        return any(_is_list(arg) for arg in get_args(annotation))
-    return (origin or annotation) in (list, tuple, set, frozenset)
 
 
 def _form_list_names(dependant: object) -> set[str]:
