@@ -12,6 +12,7 @@ from chipwatch.candidates.routes import router as candidates_router
 from chipwatch.config import get_settings
 from chipwatch.imports.routes import router as imports_router
 from chipwatch.kit.errors import PROBLEM_JSON, Problem, install_error_handlers
+from chipwatch.kit.head import HeadAsGetMiddleware
 from chipwatch.kit.httpcache import HotReadMiddleware
 from chipwatch.kit.json_body import check_json_body
 from chipwatch.kit.query import reject_unknown_query
@@ -69,8 +70,10 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(HotReadMiddleware)
-    # Outermost of ours: bodies are capped and write tokens checked before any body is read.
+    # Bodies are capped and write tokens checked before any body is read.
     app.add_middleware(RequestLimitMiddleware)
+    # Outermost of ours: a HEAD runs as the GET it asks about, so every layer treats it as that read.
+    app.add_middleware(HeadAsGetMiddleware)
 
     routers = (race_router, signals_router, knowledge_router, history_router, imports_router, sources_router,
                candidates_router, webhooks_router, ops_router, docs_router)
