@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from contextlib import asynccontextmanager
 
@@ -32,10 +33,14 @@ from chipwatch.wiring import wire
 log = logging.getLogger("chipwatch.app")
 
 
-def create_app(*, scheduler: bool | None = None) -> FastAPI:
+def create_app(*, scheduler: bool | None = None, freeze_at_start: bool = False) -> FastAPI:
     """Build the API; with ``scheduler`` (default: the setting) the lifespan runs the scheduled jobs.
 
     Registers the cross-domain listeners (:func:`chipwatch.wiring.wire`) before any request is served.
+    With ``freeze_at_start`` (``chipwatch serve``), the objects start-up made (modules, mappers, schemas,
+    compiled statements) are moved out of the cyclic collector's generations once it is done
+    (``gc.freeze``): they live as long as the process, and a full collection while serving would
+    otherwise walk all of them again.
     """
     settings = get_settings()
     run_scheduler = settings.scheduler_enabled if scheduler is None else scheduler
@@ -49,6 +54,9 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
             dispatcher = await start_dispatcher(settings)
             sched = await start_scheduler(settings, collect_jobs())
         app.state.scheduler, app.state.dispatcher = sched, dispatcher
+        if freeze_at_start:
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:
@@ -56,6 +64,8 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
                 await sched.stop()
             if dispatcher is not None:
                 await dispatcher.stop()
+            if freeze_at_start:
+                gc.unfreeze()
 
     app = FastAPI(
         title="chipwatch",
@@ -82,6 +92,12 @@ def create_app(*, scheduler: bool | None = None) -> FastAPI:
     install_pages(app)  # pages for people at /, their static assets and error pages
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def create_served_app() -> FastAPI:
+    """The app ``chipwatch serve`` runs (uvicorn's factory, in each worker process): :func:`create_app`
+    with the scheduler setting and start-up objects frozen out of the collector."""
+    return create_app(freeze_at_start=True)
 
 
 def _openapi(app: FastAPI) -> dict:

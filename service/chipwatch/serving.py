@@ -45,7 +45,8 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(settings: Settings, *, host: str, port: int, workers: int = 1) -> bool:
-    """Bind ``host:port``, then serve ``chipwatch.app:create_app`` on it until stopped (SIGINT, SIGTERM).
+    """Bind ``host:port``, then serve ``chipwatch.app:create_served_app`` on it until stopped (SIGINT,
+    SIGTERM).
 
     Returns False when the app failed to start (its start-up raised); raises :class:`CannotListen`
     before anything starts when the address cannot be bound. With ``workers`` > 1 uvicorn runs that
@@ -53,7 +54,7 @@ def serve(settings: Settings, *, host: str, port: int, workers: int = 1) -> bool
     """
     sock = listen(host, port)
     config = uvicorn.Config(
-        "chipwatch.app:create_app",
+        "chipwatch.app:create_served_app",
         factory=True,
         workers=workers,
         log_config=log_config(settings),
