@@ -225,12 +225,14 @@ def signals(
 def _signal_columns(columns: str | None) -> list[str]:
     if columns is None:
         return list(SIGNAL_COLUMNS)
-    chosen = [name.strip() for name in columns.split(",") if name.strip()]
-    unknown = [name for name in chosen if name not in SIGNAL_COLUMNS]
-    if unknown or not chosen:
+    # A column is named as the table heads it or as the API's field (watch_health): either spelling.
+    by_key = {column.replace("_", " "): column for column in SIGNAL_COLUMNS}
+    given = [name.strip() for name in columns.split(",") if name.strip()]
+    unknown = [name for name in given if name.replace("_", " ") not in by_key]
+    if unknown or not given:
         named = ", ".join(unknown) or "(none given)"
         _fail(f"unknown column {named}; choose from {', '.join(SIGNAL_COLUMNS)}")
-    return chosen
+    return [by_key[name.replace("_", " ")] for name in given]
 
 
 def _fitting_signals_table(rows: list[dict], columns: list[str], *, fit: bool) -> tuple[Table, list[str]]:

@@ -55,3 +55,11 @@ def test_columns_are_picked_by_name(db, tmp_path):
     assert refused.stderr.strip() == (
         "chipwatch: unknown column health; choose from id, status, outcome, deadline, watch health, known_at"
     )
+
+
+def test_a_column_is_picked_by_its_field_name_too(db, tmp_path):
+    # The API calls it watch_health and the table spells known_at so: either spelling picks a column.
+    picked = ("--columns", "id,watch_health,known at")
+    done = chipwatch("signals", *picked, cwd=tmp_path, COLUMNS="120", **db_settings(db))
+    assert done.returncode == 0, done.stderr
+    assert _header(done.stdout) == ["id", "watch health", "known_at"]
