@@ -25,6 +25,17 @@ def test_two_schema_errors_are_both_reported(client, admin_headers):
     assert "rumour" in errors["yes_when.0.item.source_trust.0"]
 
 
+def test_every_missing_and_every_unknown_key_is_named(client, admin_headers):
+    # The schema raises one error for all of an object's missing keys (and one for its unknown keys).
+    errors = _errors(client.post("/v1/signals", json={}, headers=admin_headers))
+    assert errors == {field: "is required" for field in ("id", "question", "opened_on", "yes_when")}
+    body = {**definition("two-extra"), "colour": "red", "sizes": 1}
+    body["yes_when"] = [{"item": {"mentions_all": ["jalapeno"], "terms": ["x"], "zz": 1}}]
+    errors = _errors(client.post("/v1/signals", json=body, headers=admin_headers))
+    assert set(errors) == {"colour", "sizes", "yes_when.0.item.terms", "yes_when.0.item.zz"}
+    assert errors["yes_when.0.item.zz"].startswith("unknown key 'zz'; allowed keys: mentions_all, ")
+
+
 def test_unknown_ids_beside_schema_errors_in_the_same_condition_are_reported(client, admin_headers):
     body = definition("half-bad", yes=[
         {"result": {"chip": "no-such-chip", "verification": "maybe"}},

@@ -147,7 +147,35 @@ def describe(error: ValidationError) -> SchemaProblem:
     return SchemaProblem(path, error.validator, _generic(error), native)
 
 
+def describe_each(error: ValidationError) -> list[SchemaProblem]:
+    """The problems of one validation error: one per missing required key and one per unknown key
+    (jsonschema raises one error for all of an object's missing or unknown keys, and :func:`describe`
+    names the first), else :func:`describe`'s one."""
+    first = describe(error)
+    instance, schema = error.instance, error.schema if isinstance(error.schema, dict) else {}
+    if first.worded_by_schema or not isinstance(instance, dict):
+        return [first]
+    if first.keyword == "required":
+        keys = [k for k in error.validator_value if k not in instance]
+    elif first.keyword == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        keys = sorted(k for k in instance if k not in allowed)
+    else:
+        return [first]
+    return [first, *(_problem_for_key(error, key, schema) for key in keys[1:])]
+
+
+def _problem_for_key(error: ValidationError, key: str, schema: dict) -> SchemaProblem:
+    path = (*tuple(error.absolute_path), key)
+    if error.validator == "required":
+        return SchemaProblem(path, "required", "is required", error.message)
+    allowed = list(schema.get("properties", {}))
+    close = suggest(key, allowed)
+    hint = f"did you mean {close!r}?" if close else f"allowed keys: {', '.join(allowed)}"
+    return SchemaProblem(path, "additionalProperties", f"unknown key {key!r}; {hint}", error.message, close)
+
+
 def describe_all(errors: Sequence[ValidationError]) -> list[SchemaProblem]:
-    """:func:`describe` of each error, ordered by path so a report reads top to bottom."""
-    problems = [describe(e) for e in errors]
+    """:func:`describe_each` of each error, ordered by path so a report reads top to bottom."""
+    problems = [p for e in errors for p in describe_each(e)]
     return sorted(problems, key=lambda p: [(0, x) if isinstance(x, int) else (1, str(x)) for x in p.path])
