@@ -342,6 +342,20 @@ def test_opml_import_adds_new_feeds_and_skips_known_ones(client, admin_headers, 
     assert again["created"] == []
 
 
+def test_an_opml_feed_of_another_scheme_is_listed_as_skipped_not_dropped_unsaid(client, admin_headers):
+    opml = b"""<opml version="2.0"><body><outline text="Local" xmlUrl="file:///etc/passwd"/>
+      <outline text="Old" xmlUrl="ftp://ftp.example/feed.xml"/><outline text="Folder"/></body></opml>"""
+    answer = client.post("/v1/sources/opml", content=opml,
+                         headers={**admin_headers, "Content-Type": "text/x-opml"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["created"] == []
+    reasons = {s["url"]: s["reason"] for s in answer.json()["skipped"]}
+    assert reasons == {
+        "file:///etc/passwd": "url: URL scheme 'file' is not allowed; use http or https",
+        "ftp://ftp.example/feed.xml": "url: URL scheme 'ftp' is not allowed; use http or https",
+    }
+
+
 @pytest.mark.parametrize(
     ("body", "detail"),
     [

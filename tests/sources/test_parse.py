@@ -573,7 +573,9 @@ def test_opml_round_trip_with_nesting_and_duplicates():
         <outline text="One" xmlUrl="https://one.example/f"/>
         <outline text="Dup" xmlUrl="https://one.example/f"/>
         <outline text="Local" xmlUrl="file:///etc/passwd"/></outline></body></opml>"""
-    assert parse_opml(nested) == [{"url": "https://one.example/f", "name": "One"}]
+    # Another scheme is kept for the import to refuse by name.
+    assert parse_opml(nested) == [{"url": "https://one.example/f", "name": "One"},
+                                  {"url": "file:///etc/passwd", "name": "Local"}]
 
 
 def test_opml_objects_with_attributes_are_accepted():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from chipwatch.sources.errors import FeedParseError
 from chipwatch.sources.xmlguard import check_xml_safety
@@ -20,8 +19,10 @@ walk as one of feeds)."""
 def parse_opml(body: bytes) -> list[dict[str, str]]:
     """Feed subscriptions in an OPML document: ``[{"url": ..., "name": ...}]`` in document order.
 
-    Nested outlines (folders) are flattened; outlines without an http(s) ``xmlUrl`` are skipped;
-    duplicate URLs are kept once. ``name`` is the outline's ``title``, else ``text``, else the URL.
+    Nested outlines (folders) are flattened; outlines without an ``xmlUrl`` (folders) are skipped;
+    duplicate URLs are kept once. A URL of another scheme than http(s) is kept, so that the import
+    names it among the feeds it refused rather than dropping it unsaid. ``name`` is the outline's
+    ``title``, else ``text``, else the URL.
     Raises :class:`FeedParseError` for malformed or unsafe XML, a document that is not OPML, or one with
     more than :data:`MAX_OPML_FEEDS` feeds or :data:`MAX_OPML_OUTLINES` outlines (nothing is added then).
     """
@@ -41,7 +42,7 @@ def parse_opml(body: bytes) -> list[dict[str, str]]:
             raise FeedParseError(f"more than {MAX_OPML_OUTLINES} outlines in one OPML document")
         attrs = {k.lower(): v for k, v in outline.attrib.items()}
         url = (attrs.get("xmlurl") or "").strip()
-        if urlsplit(url).scheme.lower() not in ("http", "https") or url in seen:
+        if not url or url in seen:
             continue
         seen.add(url)
         if len(seen) > MAX_OPML_FEEDS:
