@@ -40,8 +40,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
                    " sign", "powered", "gigawatt", "megawatt", "-gpu",
-                   " operat", " serv", "commission", "lease", "stands up", "stood up", "build out",
-                   "builds out",
+                   "operation", "operating", " serves", " serving", "into service", "commercial service",
+                   "commission", "lease", "stands up", "stood up", "build out", "builds out",
                    # a summary's sentence that places the item's deployment ("a data center in Tokyo")
                    "center in ", "centre in ", "campus in ",
                    "部署", "上线", "投运", "运行", "投入运营", "正式运营", "投产", "点亮", "建成",
