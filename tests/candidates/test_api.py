@@ -209,6 +209,17 @@ def test_list_filters_pages_and_refusals(client, feeds, admin_headers):
     assert only(client, kind="deployment")["status"] == "pending"  # nothing was written by the refusals
 
 
+def test_every_bad_edit_of_an_acceptance_is_named_in_one_answer(client, feeds, admin_headers):
+    feeds("dc-news", "press", [story("d1", "Cerebras opens 150 MW inference data center in Oklahoma City")])
+    deployment = only(client, kind="deployment")
+    body = {"fact": {"colour": "red", "size": 3}, "verification": "independent", "alias_of": "gb200"}
+    r = client.post(f"/v1/candidates/{deployment['id']}/accept", json=body, headers=admin_headers)
+    assert r.status_code == 422
+    fields = [e["field"] for e in r.json()["errors"]]
+    assert fields == ["fact.colour", "fact.size", "verification", "alias_of"]
+    assert only(client, kind="deployment")["status"] == "pending"
+
+
 def test_accepting_each_kind_writes_its_fact(client, feeds, admin_headers):
     feeds(
         "mixed",

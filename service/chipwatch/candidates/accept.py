@@ -52,10 +52,12 @@ _TRUST_RANK = {"independent": 3, "analyst": 2, "press": 1, "vendor": 0}
 
 
 class InvalidEdit(ValueError):
-    """An edit made while accepting is not acceptable: ``field`` names it."""
+    """Edits made while accepting are not acceptable: ``problems`` lists each ``(field, message)``;
+    ``field`` and ``message`` are the first."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
+    def __init__(self, field: str, message: str, *more: tuple[str, str]) -> None:
+        self.problems = [(field, message), *more]
+        super().__init__("; ".join(f"{f}: {m}" for f, m in self.problems))
         self.field, self.message = field, message
 
 
@@ -81,18 +83,20 @@ def accept_candidate(
     if candidate.status != "pending":
         raise CandidateDecided(f"candidate {candidate_id} is {candidate.status} already")
     edits = accept_in.fact or {}
-    unknown = sorted(set(edits) - set(FACT_FIELDS[candidate.kind]))
-    if unknown:
-        raise InvalidEdit(f"fact.{unknown[0]}", f"not a field of a {candidate.kind} candidate")
+    # The edits' own problems are gathered, so one answer names each of them.
+    problems = [(f"fact.{name}", f"not a field of a {candidate.kind} candidate")
+                for name in sorted(set(edits) - set(FACT_FIELDS[candidate.kind]))]
     verification = accept_in.verification or candidate.verification
     if not keys.at_most(verification, candidate.verification):
-        raise InvalidEdit("verification", f"the sources allow at most {candidate.verification}")
+        problems.append(("verification", f"the sources allow at most {candidate.verification}"))
+    if accept_in.alias_of is not None and candidate.kind != "launch":
+        problems.append(("alias_of", "only a launch candidate names a chip"))
+    if problems:
+        raise InvalidEdit(*problems[0], *problems[1:])
     fact = {**candidate.fact, **edits}
     links = item_links(session, [candidate.id])[candidate.id]
     ctx = _Context(session, candidate, links, verification, actor, now)
     if accept_in.alias_of is not None:
-        if candidate.kind != "launch":
-            raise InvalidEdit("alias_of", "only a launch candidate names a chip")
         kb_kind, fact_id = "chips", ctx.add_alias(accept_in.alias_of, fact.get("chip_name") or "")
     elif candidate.corroborates_id and accept_in.fact_id is None:
         if edits:

@@ -14,7 +14,7 @@ from chipwatch.candidates.extract import FactKind
 from chipwatch.candidates.models import CandidateStatus
 from chipwatch.candidates.schemas import CandidateAcceptIn, CandidatePage, CandidatePublic, CandidateRejectIn
 from chipwatch.kit.auth import AdminDep, require_reader
-from chipwatch.kit.errors import ApiError, Conflict, NotFound, invalid
+from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.pagination import CursorQ, LimitQ
 from chipwatch.kit.sessions import ReadSession, WriteSession
 from chipwatch.knowledge.checks import Invalid
@@ -36,7 +36,8 @@ def _problems(candidate_id: int) -> Iterator[None]:
     except service.CandidateDecided as exc:
         raise Conflict(str(exc)) from exc
     except accept.InvalidEdit as exc:
-        raise invalid(exc.field, exc.message) from exc
+        errors = [{"field": field, "message": message} for field, message in exc.problems]
+        raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
     except Invalid as exc:
         errors = [{"field": f"fact.{field}", "message": message} for field, message in exc.problems]
         raise ApiError(422, "Unprocessable Content", str(exc), errors=errors) from exc
