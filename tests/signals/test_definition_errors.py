@@ -36,6 +36,15 @@ def test_every_missing_and_every_unknown_key_is_named(client, admin_headers):
     assert errors["yes_when.0.item.zz"].startswith("unknown key 'zz'; allowed keys: mentions_all, ")
 
 
+def test_a_string_of_the_wrong_shape_is_named_once(client, admin_headers):
+    # "yesterday" fails the date pattern and the date format, "" both minLength and a pattern: one message.
+    body = {**definition("shapes"), "opened_on": "yesterday", "question": ""}
+    resp = client.post("/v1/signals", json=body, headers=admin_headers)
+    assert resp.status_code == 422
+    fields = [e["field"] for e in resp.json()["errors"]]
+    assert sorted(fields) == ["opened_on", "question"]
+
+
 def test_unknown_ids_beside_schema_errors_in_the_same_condition_are_reported(client, admin_headers):
     body = definition("half-bad", yes=[
         {"result": {"chip": "no-such-chip", "verification": "maybe"}},

@@ -175,6 +175,24 @@ def _problem_for_key(error: ValidationError, key: str, schema: dict) -> SchemaPr
     return SchemaProblem(path, "additionalProperties", f"unknown key {key!r}; {hint}", error.message, close)
 
 
+_STRING_SHAPE = frozenset({"pattern", "format", "minLength", "maxLength"})
+"""Keywords that each judge the shape of one string: for one value, the first says what is wrong."""
+
+
+def one_per_string(problems: Iterable[SchemaProblem]) -> list[SchemaProblem]:
+    """``problems`` without a second judgement of one string's shape (``"yesterday"`` fails both the
+    date pattern and the date format; ``""`` both minLength and a pattern): the first is kept."""
+    seen: set[tuple[str | int, ...]] = set()
+    kept = []
+    for problem in problems:
+        if problem.keyword in _STRING_SHAPE:
+            if problem.path in seen:
+                continue
+            seen.add(problem.path)
+        kept.append(problem)
+    return kept
+
+
 def describe_all(errors: Sequence[ValidationError]) -> list[SchemaProblem]:
     """:func:`describe_each` of each error, ordered by path so a report reads top to bottom."""
     problems = [p for e in errors for p in describe_each(e)]

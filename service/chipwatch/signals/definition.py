@@ -41,7 +41,14 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from chipwatch.kit.json_body import TOO_DEEP, body_problems
-from chipwatch.kit.schema_errors import describe_all, describe_each, field_path, json_type, most_relevant
+from chipwatch.kit.schema_errors import (
+    describe_all,
+    describe_each,
+    field_path,
+    json_type,
+    most_relevant,
+    one_per_string,
+)
 from chipwatch.paths import SCHEMA_DIR
 from chipwatch.signals.definition_checks import MAX_CONDITIONS, semantic_problems
 from chipwatch.text.numbers import Unit
@@ -443,7 +450,9 @@ def _check_schema(validator: Draft202012Validator, data: Any, prefix: str = "") 
     if errors:
         # The most relevant problem first (it is ``field``/``message``), then the rest top to bottom.
         first = most_relevant(errors)
-        ordered = [*describe_each(first), *describe_all([e for e in errors if e is not first])]
+        ordered = one_per_string(
+            [*describe_each(first), *describe_all([e for e in errors if e is not first])]
+        )
         raise DefinitionError.of([(field_path(p.path, prefix), p.message) for p in ordered])
 
 
@@ -458,7 +467,9 @@ def _schema_problems(validator: Draft202012Validator, data: Any) -> list[tuple[s
     errors = list(validator.iter_errors(data))
     if errors:
         first = most_relevant(errors)
-        ordered = [*describe_each(first), *describe_all([e for e in errors if e is not first])]
+        ordered = one_per_string(
+            [*describe_each(first), *describe_all([e for e in errors if e is not first])]
+        )
         problems += [(field_path(p.path), p.message) for p in ordered]
     return problems
 
