@@ -102,6 +102,8 @@ def test_every_unknown_id_in_filters_is_named(client):
     params = {"chip": "no-chip", "model": "no-model", "benchmark": "inferencex"}
     resp = client.get("/v1/results", params=params)
     assert _fields(resp) == ["chip", "model"]
+    assert [e["message"] for e in resp.json()["errors"]] == [
+        "no chip with id 'no-chip'", "no model with id 'no-model'"]
 
 
 def test_like_wildcards_in_filters_match_themselves(client):

@@ -169,7 +169,7 @@ def list_rows(
         # Checked only for an empty page: a row found through an id or a value proves it (entities are
         # retracted, never deleted, and a fact names only ids that existed when it was written).
         unknown = [
-            (flt.param, f"no {flt.ref} with id {values[flt.param]!r}")
+            (flt.param, f"no {flt.ref.removesuffix('s')} with id {values[flt.param]!r}")
             for flt in FILTERS[kind]
             if flt.ref is not None and values.get(flt.param) is not None
             and not entity_exists(session=session, kind=flt.ref, id_=values[flt.param], retracted=True)
