@@ -69,6 +69,7 @@ def test_history_pages_and_unknown_ids(client, admin_headers):
     assert [h["new_value"] for h in rest["items"]] == [1403.0] and rest["next_cursor"] is None
     r = client.get("/v1/chips/no-such-chip/history")
     assert r.status_code == 404 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["detail"] == "no chip or system with id 'no-such-chip'"  # as GET /v1/chips/{id} says
     # a seeded fact without changes has an empty history, not a 404
     assert client.get("/v1/deployments/" + _any_deployment(client) + "/history").json()["items"] == []
 

@@ -11,6 +11,7 @@ from chipwatch.kit.pagination import CursorQ, LimitQ, Page
 from chipwatch.kit.sessions import ReadSession
 from chipwatch.knowledge import history
 from chipwatch.knowledge.models import KB_TABLES
+from chipwatch.knowledge.routes import LABELS
 from chipwatch.knowledge.schemas import FactChangePublic
 
 router = APIRouter(prefix="/v1", dependencies=[Depends(require_reader)], tags=["knowledge"])
@@ -26,7 +27,7 @@ def _add_history_route(kind: str) -> None:
         try:
             return history.list_history(session=session, kind=kind, fact_id=id, cursor=cursor, limit=limit)
         except history.FactNotFound as exc:
-            raise NotFound(kind, exc.id_) from exc
+            raise NotFound(LABELS[kind], exc.id_) from exc
 
     router.add_api_route(
         f"/{kind}/{{id}}/history",
