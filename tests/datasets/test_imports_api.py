@@ -265,3 +265,4 @@ def test_an_upload_larger_than_the_general_body_cap_is_read(client, admin_header
     )
     assert r.status_code == 422, r.text
     assert "Hardware name" in r.json()["missing"]
+    assert r.json()["detail"].startswith("not an epoch-ml-hardware file: the header lacks required columns")

@@ -33,7 +33,9 @@ class DatasetFormatError(ValueError):
         self.missing = missing
         if missing:
             reason = f"{reason}: missing {', '.join(repr(name) for name in missing)}"
-        super().__init__(f"not a {kind} file: {reason}")
+        # MLPerf is read letter by letter ("an em-el-perf"), like a kind opening with a vowel.
+        article = "an" if kind[:1] in "aeiou" or kind.startswith("mlperf") else "a"
+        super().__init__(f"not {article} {kind} file: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
