@@ -185,3 +185,13 @@ def test_the_api_imports_several_uploaded_files_as_one(client, admin_headers):
         "/v1/imports", data={"kind": "epoch-funding-rounds"}, files=uploads[:2], headers=admin_headers
     )
     assert whole.status_code == 422 and "one at a time" in whole.json()["detail"]
+
+
+def test_the_cli_counts_a_directory_of_one_file_in_the_singular(chips, tmp_path):
+    source = sorted((corpus_dir() / SERVING_DIR).glob("*.json"))[0]
+    shutil.copy(source, tmp_path / source.name)
+    result = CliRunner().invoke(
+        app, ["import", "benchmark-serving", str(tmp_path), "--hardware", "B200"], terminal_width=200
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 file, one import" in result.output

@@ -154,7 +154,8 @@ def _print_summary(report: ImportPublic, location: str) -> None:
     console.print(table)
     console.print(f"version sha256 {report.sha256}" + (f", commit {report.commit}" if report.commit else ""))
     if report.report.get("files"):
-        console.print(f"{report.report['files']} files, one import")
+        files = report.report["files"]
+        console.print(f"{files} file{'' if files == 1 else 's'}, one import")
     for issue in report.report.get("skipped", [])[:20]:
         console.print(f"  skipped {_where(issue)}: {issue['reason']}", soft_wrap=True)
     for name in report.report.get("unresolved", [])[:20]:
