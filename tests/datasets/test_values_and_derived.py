@@ -53,6 +53,43 @@ def test_dates_with_their_precision():
         values.day("2021-07")
 
 
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (" https://a.example/x). ", ("https://a.example/x",)),
+        ("https://a.example/x", ("https://a.example/x",)),
+        ("http://", ()),
+        ("https://", ()),
+        ("ftp://a.example/x", ()),
+        ("HTTPS://A.EXAMPLE/X", ()),
+        ("see:https://a.example/x", ("https://a.example/x",)),
+        ("https://a.example/x\u00a0https://b.example/y", ("https://a.example/x", "https://b.example/y")),
+        ("N/A", ()),
+        ("", ()),
+    ],
+)
+def test_links_of_one_word_and_of_several(raw, expected):
+    assert values.links(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (" 9/2/2024 ", PartialDate(date(2024, 9, 2), "day")),
+        ("12/31/2100", PartialDate(date(2100, 12, 31), "day")),
+        ("1/1/1940", PartialDate(date(1940, 1, 1), "day")),
+    ],
+)
+def test_us_dates(raw, expected):
+    assert values.partial_date(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["12/31/1939", "1/1/2101", "2/29/2023", "0/1/2024"])
+def test_us_dates_out_of_range_raise(raw):
+    with pytest.raises(values.CellError):
+        values.partial_date(raw)
+
+
 def test_sizes_flags_and_links():
     assert values.byte_size("288 GB") == 288 * 10**9
     assert values.byte_size("96Gi") == 96 * 2**30

@@ -30,6 +30,7 @@ _TRUE = frozenset({"true", "yes", "y", "1"})
 _FALSE = frozenset({"false", "no", "n", "0"})
 _UNDECIDED = frozenset({"unclear", "maybe", "partial"})
 _URL = re.compile(r"https?://\S+")
+_SCHEMES = ("http://", "https://")
 _NUMBERS = (int, float)  # a tuple: ``int | float`` would be a new union on every call
 
 
@@ -110,6 +111,12 @@ def partial_date(value: object) -> PartialDate | None:
     Raises CellError for other text and for years outside 1940..2100 (``0202-07-30`` is a typo, not a
     date in the third century).
     """
+    if value.__class__ is str:
+        # Epoch's US-order date first: the common cell, and text that matches it is never blank.
+        raw = value.strip()
+        if match := _US_DATE.match(raw):
+            month, day, year = match.groups()
+            return PartialDate(_checked_date(int(year), int(month), int(day), raw), "day")
     if is_blank(value):
         return None
     raw = str(value).strip()
@@ -190,6 +197,12 @@ def flag(value: object) -> bool | None:
 
 def links(value: object) -> tuple[str, ...]:
     """Every http(s) URL in the cell, in order (cells list several, one per line)."""
+    if value.__class__ is str:
+        words = value.split()
+        # A single whitespace-free word that starts with a scheme and goes on after it is all of the
+        # one match the pattern would find (its \S+ is greedy), read without the regular expression.
+        if len(words) == 1 and words[0].startswith(_SCHEMES) and not words[0].endswith("://"):
+            return (words[0].rstrip(".,;)"),)
     if is_blank(value):
         return ()
     return tuple(url.rstrip(".,;)") for url in _URL.findall(str(value)))
