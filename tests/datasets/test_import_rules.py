@@ -199,3 +199,44 @@ def test_a_new_fact_takes_the_next_free_id_when_its_own_are_taken(db):
     written = facts_by_key("results", "mlperf-inference-summary")[key]
     assert written["id"] == f"{base}3" and written["value"] == 102909.0
     assert fact("results", base)["value"] == 1.0
+
+
+def test_an_update_that_changes_a_results_chip_moves_its_index_rows(db):
+    """A re-imported result whose accelerator is now another chip: the fact, its history and its
+    ``result_entities`` rows all name the new chip, none the old one."""
+    import json
+
+    from chipwatch.knowledge.models import Result, ResultEntity
+
+    element = next(
+        e
+        for e in json.loads((corpus_dir() / MLPERF_V51).read_bytes())
+        if (e["ID"], e["Model"], e["Scenario"]) == ("5.1-0061", "llama2-70b-99", "Offline")
+    )
+    key = "5.1-0061/llama2-70b-99/Offline"
+    import_corpus("epoch-ml-hardware", EPOCH_NEW)
+    first = import_bytes("mlperf-inference-summary", json.dumps([element]).encode()).report
+    assert (first.status, first.inserted) == ("applied", 1)
+    written = facts_by_key("results", "mlperf-inference-summary")[key]
+    old_chips = written["chip_ids"]
+    assert len(old_chips) == 1 and "b200" in old_chips[0]
+
+    def index_chips(result_id: str) -> list[str]:
+        with session_scope(write=False) as session:
+            stmt = select(ResultEntity.entity_id).where(
+                ResultEntity.result_id == result_id, ResultEntity.role == "chip"
+            )
+            return sorted(session.scalars(stmt))
+
+    assert index_chips(written["id"]) == old_chips
+    changed = {**element, "Accelerator": "AMD Instinct MI325X 256GB HBM3e"}
+    second = import_bytes("mlperf-inference-summary", json.dumps([changed]).encode()).report
+    assert (second.status, second.updated) == ("applied", 1)
+    now = fact("results", written["id"])
+    assert len(now["chip_ids"]) == 1 and "mi325x" in now["chip_ids"][0]
+    assert now["chip_ids"] != old_chips
+    assert index_chips(written["id"]) == now["chip_ids"]
+    fields = {change.field: change.new_value for change in history("results", written["id"])}
+    assert fields["chip_ids"] == now["chip_ids"]
+    with session_scope(write=False) as session:  # read back through the ORM as well
+        assert session.get(Result, written["id"]).chip_ids == now["chip_ids"]

@@ -9,7 +9,7 @@ for an alias replace those an earlier version left waiting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -27,7 +27,15 @@ from chipwatch.imports.models import Import, WaitingRow
 from chipwatch.imports.plan import Candidate, Existing, Plan, decide, id_choices
 from chipwatch.knowledge.events import FACT_CHANGED, change_listeners, fact_changed_data
 from chipwatch.knowledge.history import plain
-from chipwatch.knowledge.models import KB_TABLES, FactChange, Result, ResultEntity, result_link_rows
+from chipwatch.knowledge.models import (
+    KB_TABLES,
+    RESULT_LINK_ROLES,
+    FactChange,
+    Result,
+    ResultEntity,
+    link_result_rows,
+    result_link_rows,
+)
 from chipwatch.knowledge.service import notify_facts
 from chipwatch.outbox.emit import emit_many
 
@@ -341,10 +349,10 @@ def insert_facts(
     return [WrittenFact(row) for row in rows]
 
 
-def _field_changes(row: SQLModel, values: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+def _field_changes(row: Mapping[str, Any], values: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     changes: dict[str, tuple[Any, Any]] = {}
     for name, new in values.items():
-        old = getattr(row, name)
+        old = row[name]
         if name in NOT_HISTORY:
             continue
         if name == "attributes":
@@ -427,31 +435,57 @@ def record_changes(
     return groups
 
 
+@cache
+def _update_statement(table: Table) -> Any:
+    """The update of one fact by its id (bound as ``_fact_id``), built once per table: the columns it
+    sets are the keys of the parameters it runs with."""
+    return update(table).where(table.c.id == bindparam("_fact_id"))
+
+
 def update_facts(
     *, session: Session, plan: Plan, imp: Import, version: str, kb_kind: str, at: datetime, applied: Applied
 ) -> list[tuple[str, str, dict[str, tuple[Any, Any]] | None]]:
     """Apply the plan's changed and restored facts field by field; returns their changes for
-    :func:`record_changes` (restorations, then field updates, per fact)."""
-    table = KB_TABLES[kb_kind]
+    :func:`record_changes` (restorations, then field updates, per fact).
+
+    Through Core, without ORM objects: the rows are read once, written with one executemany per set of
+    columns, and handed to the fact listeners as their new values (``WrittenFact``). A result whose
+    chips, baselines or models change gets its entity index rows replaced, as the ORM's update event
+    does; an instance of a fact the session already holds is expired so that it reads the new values."""
+    model = KB_TABLES[kb_kind]
+    table: Table = model.__table__  # type: ignore[attr-defined]
     wanted = {fact_id: (built, digest) for fact_id, built, digest in plan.updates}
     out: list[tuple[str, str, dict[str, tuple[Any, Any]] | None]] = []
+    by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    relink: list[WrittenFact] = []
     for chunk in _chunks(sorted(wanted)):
-        for row in session.scalars(select(table).where(table.id.in_(chunk))):
-            built, digest = wanted[row.id]
+        for row in session.execute(select(table).where(table.c.id.in_(chunk))).mappings():
+            fact_id = row["id"]
+            built, digest = wanted[fact_id]
             values = dict(built.values)
             if "attributes" in values:
-                values["attributes"] = _attributes(row.attributes, values["attributes"])
+                values["attributes"] = _attributes(row["attributes"], values["attributes"])
             changes = _field_changes(row, values)
-            for name, value in {**values, **_provenance(built, digest, imp, version)}.items():
-                setattr(row, name, value)
-            session.add(row)
-            applied.written.append(row)
-            if row.id in plan.restores:
-                out.append((row.id, "restored", None))
+            new = {**values, **_provenance(built, digest, imp, version)}
+            by_keys.setdefault(tuple(new), []).append({**new, "_fact_id": fact_id})
+            written = WrittenFact({**row, **new})
+            applied.written.append(written)
+            if model is Result and any(row[role] != written[role] for role in RESULT_LINK_ROLES):
+                relink.append(written)
+            if fact_id in plan.restores:
+                out.append((fact_id, "restored", None))
             if changes:
-                out.append((row.id, "updated", changes))
-                applied.changed[row.id] = list(changes)
-    session.flush()
+                out.append((fact_id, "updated", changes))
+                applied.changed[fact_id] = list(changes)
+    for params in by_keys.values():
+        for chunk in _chunks(params):  # one executemany per set of columns
+            session.execute(_update_statement(table), chunk)
+    if relink:
+        link_result_rows(session.connection(), relink)
+    for fact_id in wanted:
+        held = session.identity_map.get(session.identity_key(model, fact_id))
+        if held is not None:
+            session.expire(held)
     return out
 
 
