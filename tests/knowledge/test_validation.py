@@ -112,3 +112,15 @@ def test_like_wildcards_in_filters_match_themselves(client):
     for pattern in ("%", "chip%", "chip_make_", "_hip_maker"):
         resp = client.get("/v1/vendors", params={"kind": pattern})
         assert resp.status_code == 200 and resp.json()["items"] == [], pattern
+
+
+def test_a_count_beyond_its_column_is_refused_naming_the_field(client, admin_headers):
+    # Counts are INTEGER columns, 32-bit on PostgreSQL; SQLite's driver refused 2**64 with a 500.
+    body = {"id": "huge-tokens", "metric": "throughput", "chip_ids": ["jalapeno"], "input_tokens": 2**64}
+    assert _fields(client.post("/v1/results", json=body, headers=admin_headers)) == ["input_tokens"]
+    deployment = {"id": "huge-units", "chip_id": "jalapeno", "units_min": 2**31, "units_max": 2**70}
+    assert sorted(_fields(client.post("/v1/deployments", json=deployment, headers=admin_headers))) == [
+        "units_max", "units_min"]
+    body["input_tokens"] = 2**31 - 1  # the largest the column holds on every database, stored as written
+    assert client.post("/v1/results", json=body, headers=admin_headers).status_code == 201
+    assert client.get("/v1/results/huge-tokens").json()["input_tokens"] == 2**31 - 1

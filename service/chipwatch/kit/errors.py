@@ -247,6 +247,15 @@ def install_error_handlers(app: FastAPI) -> None:
         return problem_response(422, "Unprocessable Content", f"a value cannot be {what}: {reason}",
                                 request.url.path)
 
+    @app.exception_handler(OverflowError)
+    async def _overflow(request: Request, exc: OverflowError):
+        # SQLite's driver refuses a whole number beyond 64 bits when binding it, before the database
+        # sees it (PostgreSQL answers a DataError, above); nothing was written.
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        what = "looked up" if request.method in ("GET", "HEAD") else "stored"
+        return problem_response(422, "Unprocessable Content", f"a value cannot be {what}: {exc}",
+                                request.url.path)
+
     @app.exception_handler(DBAPIError)
     async def _database_error(request: Request, exc: DBAPIError):
         # A write route's own session answers its commit failures; this covers the rest (reads, and

@@ -29,6 +29,10 @@ DatePrecision = Literal["day", "month", "quarter", "year"]
 Comparator = Literal["eq", "approx", "gt", "gte", "lt", "lte", "range"]
 
 
+COUNT_MAX = 2**31 - 1
+"""Largest count (tokens, units) a row stores: the columns are INTEGER, 32-bit on PostgreSQL."""
+
+
 class Provenance(SQLModel):
     """Where a fact comes from and how far it has been checked."""
 
@@ -184,8 +188,8 @@ class ResultBase(Provenance):
     baseline_value: float | None = Field(default=None, sa_type=Float)
     operating_point: str | None = Field(default=None, max_length=64)
     interactivity_tok_s_user: float | None = Field(default=None, sa_type=Float, ge=0)
-    input_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0, le=COUNT_MAX)
+    output_tokens: int | None = Field(default=None, ge=0, le=COUNT_MAX)
     precision: str | None = Field(default=None, max_length=16)
     software: str | None = Field(default=None, max_length=200)
     speculative_decoding: bool | None = None
@@ -334,8 +338,8 @@ class DeploymentBase(Provenance):
     capacity_mw_target: float | None = Field(default=None, sa_type=Float, ge=0)
     target_on: date | None = None
     target_on_precision: DatePrecision = Field(default="day", sa_type=String(10))
-    units_min: int | None = Field(default=None, ge=0)
-    units_max: int | None = Field(default=None, ge=0)
+    units_min: int | None = Field(default=None, ge=0, le=COUNT_MAX)
+    units_max: int | None = Field(default=None, ge=0, le=COUNT_MAX)
     scale: str | None = Field(default=None, max_length=200, description="qualitative scale when no figure")
     attributes: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
 
