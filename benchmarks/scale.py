@@ -449,8 +449,13 @@ def measure_signal_create(settings, facts, add) -> None:
     event.listen(engine, "commit", on_commit)
     try:
         t = time.perf_counter()
-        with session_scope(settings, write=False) as snapshot, session_scope(settings) as session:
-            _signal, report = signals.create_signal(session=session, signal_in=definition, snapshot=snapshot)
+        # As the route does: store in the write transaction, then read the answer once it has committed.
+        with session_scope(settings, write=False) as snapshot:
+            with session_scope(settings) as session:
+                row, report = signals.store_signal(session=session, signal_in=definition, snapshot=snapshot)
+                signal_id = row.id
+            with session_scope(settings, write=False) as reader:
+                signals.get_signal(session=reader, signal_id=signal_id)
         total = time.perf_counter() - t
     finally:
         event.remove(engine, "before_cursor_execute", on_execute)

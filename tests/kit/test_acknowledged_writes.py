@@ -34,9 +34,13 @@ SELF_COMMITTING = {
     ("POST", "/v1/sources/opml"),
     ("POST", "/v1/sources/{source_id}/check"),
     ("POST", "/v1/imports"),
+    ("POST", "/v1/signals"),
+    ("PATCH", "/v1/signals/{signal_id}"),
 }
-"""Async routes that read their body or run a check first, then write in a transaction of their own
-that commits before they return (``acknowledged_write``, the check's writers, the import runner)."""
+"""Routes that write in a transaction of their own that commits before they return
+(``acknowledged_write``, the check's writers, the import runner): async routes that read their body or
+run a check first, and the signal writes, which read their answer after the commit so the write lock
+is not held while it is shaped."""
 NO_DATABASE_WRITE = {("POST", "/login"), ("POST", "/logout")}
 """Form posts that only set or clear the pages' session cookie."""
 

@@ -16,7 +16,7 @@ from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.httpcache import cached_json, etag_response
 from chipwatch.kit.pagination import CursorQ, LimitQ
-from chipwatch.kit.sessions import ReadSession, WriteSession
+from chipwatch.kit.sessions import ReadSession, WriteSession, acknowledged_write
 from chipwatch.kit.validation import body_check
 from chipwatch.signals import service
 from chipwatch.signals.atom import ATOM_MEDIA_TYPE
@@ -124,15 +124,24 @@ def _definition_problems(session: Session, fields: dict[str, Any], request: Requ
 def create_signal(
     response: Response,
     definition: dict[str, Any] = DefinitionBody,
-    session: Session = WriteSession,
     snapshot: Session = ReadSession,
 ):
-    """Create a signal and evaluate it at once against stored items, facts and its deadline (admin)."""
+    """Create a signal and evaluate it at once against stored items, facts and its deadline (admin).
+
+    The answer is read after the write has committed (a failed commit is the error answer instead)."""
     with _problems():
-        # Stored items are matched in a read snapshot; the write lock is held only for what follows.
-        signal, _report = service.create_signal(session=session, signal_in=definition, snapshot=snapshot)
-    response.headers["Location"] = f"/v1/signals/{signal.id}"
-    return signal
+        # Stored items are matched in a read snapshot; the write lock is held only for what follows,
+        # and released before the answer, with every evidence row, is shaped.
+        with acknowledged_write() as session:
+            signal_id = service.store_signal(session=session, signal_in=definition, snapshot=snapshot)[0].id
+        answer = _committed_signal(signal_id)
+    response.headers["Location"] = f"/v1/signals/{signal_id}"
+    return answer
+
+
+def _committed_signal(signal_id: str) -> dict[str, Any]:
+    with session_scope(write=False) as session:
+        return service.get_signal(session=session, signal_id=signal_id)
 
 
 @router.patch(
@@ -142,15 +151,17 @@ def create_signal(
 def update_signal(
     signal_id: str = SignalId,
     changes: dict[str, Any] = ChangesBody,
-    session: Session = WriteSession,
     snapshot: Session = ReadSession,
 ):
-    """Change a signal's definition fields and evaluate it again (admin); state and history stay."""
+    """Change a signal's definition fields and evaluate it again (admin); state and history stay.
+
+    The answer is read after the write has committed, as for a new signal."""
     with _problems(signal_id):
-        signal, _report = service.update_signal(
-            session=session, signal_id=signal_id, changes=changes, snapshot=snapshot
-        )
-    return signal
+        with acknowledged_write() as session:
+            service.store_signal_changes(
+                session=session, signal_id=signal_id, changes=changes, snapshot=snapshot
+            )
+        return _committed_signal(signal_id)
 
 
 @router.get(

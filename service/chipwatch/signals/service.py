@@ -315,6 +315,22 @@ def create_signal(
     now: datetime | None = None,
     snapshot: Session | None = None,
 ) -> tuple[SignalWithEvidence, EvaluationReport]:
+    """:func:`store_signal`, answered as the API shows the signal, read in ``session``'s transaction.
+
+    Raises what :func:`store_signal` raises.
+    """
+    row, report = store_signal(session=session, signal_in=signal_in, today=today, now=now, snapshot=snapshot)
+    return signal_detail(session=session, signal=row), report
+
+
+def store_signal(
+    *,
+    session: Session,
+    signal_in: dict[str, Any],
+    today: date | None = None,
+    now: datetime | None = None,
+    snapshot: Session | None = None,
+) -> tuple[Signal, EvaluationReport]:
     """Validate and store a new signal, then evaluate it against every stored item and fact and its
     deadline (a signal created after its deadline resolves at once to ``on_deadline``).
 
@@ -324,9 +340,10 @@ def create_signal(
     definition is validated there too, and again in ``session`` only when an entity it names changed
     meanwhile.
 
-    Returns the signal as the API shows it (after its evaluation) and the evaluation report. Raises
-    ``DefinitionError`` naming the field (an unknown entity or source id is named in the message) or
-    ``SignalExists``.
+    Returns the stored row (after its evaluation) and the evaluation report; the API's answer is read
+    after the commit (:func:`get_signal`), so the write lock is not held while thousands of evidence
+    rows are shaped. Raises ``DefinitionError`` naming the field (an unknown entity or source id is
+    named in the message) or ``SignalExists``.
     """
     prepared = None
     if snapshot is not None:
@@ -348,7 +365,7 @@ def create_signal(
     except IntegrityError as exc:  # a concurrent create took the id between the check and the insert
         raise SignalExists(defn.id) from exc
     report = evaluate_signal(session=session, signal_id=defn.id, today=today, now=now, snapshot=prepared)
-    return signal_detail(session=session, signal=row), report
+    return row, report
 
 
 def update_signal(
@@ -360,6 +377,23 @@ def update_signal(
     now: datetime | None = None,
     snapshot: Session | None = None,
 ) -> tuple[SignalWithEvidence, EvaluationReport]:
+    """:func:`store_signal_changes`, answered as the API shows the signal, read in ``session``'s
+    transaction. Raises what :func:`store_signal_changes` raises."""
+    row, report = store_signal_changes(
+        session=session, signal_id=signal_id, changes=changes, today=today, now=now, snapshot=snapshot
+    )
+    return signal_detail(session=session, signal=row), report
+
+
+def store_signal_changes(
+    *,
+    session: Session,
+    signal_id: str,
+    changes: dict[str, Any],
+    today: date | None = None,
+    now: datetime | None = None,
+    snapshot: Session | None = None,
+) -> tuple[Signal, EvaluationReport]:
     """Change definition fields of a signal and evaluate it again.
 
     ``changes`` holds any definition fields except ``id`` (``deadline: null`` removes the deadline).
@@ -371,8 +405,8 @@ def update_signal(
     With ``snapshot`` (a read-only session), the stored items are matched there first, as in
     :func:`create_signal`; a definition changed meanwhile by another writer is evaluated in full.
 
-    Returns the signal as the API shows it and the evaluation report. Raises ``SignalNotFound`` or
-    ``DefinitionError``.
+    Returns the stored row and the evaluation report (the API reads its answer after the commit, as
+    for :func:`store_signal`). Raises ``SignalNotFound`` or ``DefinitionError``.
     """
     if not isinstance(changes, dict):
         raise DefinitionError("", "a change must be an object of definition fields")
@@ -417,7 +451,7 @@ def update_signal(
         session=session, signal_id=signal_id, today=today, now=now, drop_unmatched=conditions_changed,
         snapshot=prepared,
     )
-    return signal_detail(session=session, signal=signal), report
+    return signal, report
 
 
 def _changed_document(signal: Signal, changes: dict[str, Any]) -> dict[str, Any]:
