@@ -159,7 +159,9 @@ def _print_summary(report: ImportPublic, location: str) -> None:
     for issue in report.report.get("skipped", [])[:20]:
         console.print(f"  skipped {_where(issue)}: {issue['reason']}", soft_wrap=True)
     for name in report.report.get("unresolved", [])[:20]:
-        held = f"{name['rows']} rows wait" if name["holds_rows"] else f"{name['rows']} rows without the link"
+        one = name["rows"] == 1
+        rows = f"{name['rows']} row{'' if one else 's'}"
+        held = f"{rows} {'waits' if one else 'wait'}" if name["holds_rows"] else f"{rows} without the link"
         console.print(
             f"  unresolved {name['kind']} {name['name']!r}: {name['reason']} ({held})", soft_wrap=True
         )
