@@ -43,28 +43,34 @@ def seeded_env(tmp: Path) -> dict[str, str]:
 
 
 @contextmanager
-def server(argv: list[str], env: dict[str, str], port: int, path: str = "/healthz"):
-    """Run a server process until the block ends; waits until ``path`` answers."""
-    proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def server(argv: list[str], env: dict[str, str], port: int, path: str = "/healthz", wait_s: float = 30):
+    """Run a server process until the block ends; waits up to ``wait_s`` until ``path`` answers (start-up
+    on a large database, on a busy machine, can take minutes) and raises RuntimeError with the end of its
+    log when it exits or does not answer in time. Its log goes to a file, not a pipe: a server that logs
+    more than a pipe holds would stall."""
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + wait_s
         while True:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}{path}", timeout=1).status_code < 500:
+                if httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5).status_code < 500:
                     break
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
+                log.seek(0)
+                raise RuntimeError(f"server did not start: {log.read().decode()[-2000:]}")
             time.sleep(0.2)
         yield proc
     finally:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
 @contextmanager

@@ -19,12 +19,11 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _common import ROOT, free_port
+from _common import ROOT, free_port, server
 
 PAGES = 20
 """Pages followed through each paged list (50 rows a page)."""
@@ -79,27 +78,6 @@ def read_routes(base: str) -> dict[str, int]:
     return counts
 
 
-def start(argv: list[str], env: dict[str, str], port: int, wait_s: float) -> subprocess.Popen:
-    """Start the server and wait until /healthz answers (start-up on a large database, on a busy machine,
-    can take minutes); raises RuntimeError with the end of its log when it exits first."""
-    log = tempfile.TemporaryFile()  # not a pipe: a server that logs more than a pipe holds would stall
-    proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code < 500:
-                return proc
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None:
-            log.seek(0)
-            raise RuntimeError(f"server exited: {log.read().decode()[-2000:]}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"server did not answer within {wait_s:.0f} s")
-        time.sleep(0.5)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", required=True, help="a database directory kept by scale.py --data-dir")
@@ -116,8 +94,7 @@ def main() -> None:
                    stdout=subprocess.DEVNULL)
     port = free_port()
     argv = [sys.executable, "-m", "chipwatch.cli", "serve", "--port", str(port), "--no-scheduler"]
-    proc = start(argv, env, port, args.start_timeout_s)
-    try:
+    with server(argv, env, port, wait_s=args.start_timeout_s) as proc:
         started = memory_kb(proc.pid)
         print(f"serving: VmRSS {started['VmRSS'] / 1024:.0f} MB after start-up", flush=True)
         for n in range(args.rounds):
@@ -128,13 +105,6 @@ def main() -> None:
                   f"VmHWM {now['VmHWM'] / 1024:.0f} MB, VmRSS {now['VmRSS'] / 1024:.0f} MB", flush=True)
         print("requests per round:", ", ".join(f"{k} {v}" for k, v in counts.items()))
         end = memory_kb(proc.pid)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
     print(f"\npeak RSS of chipwatch serve: {end['VmHWM'] / 1024:.0f} MB (VmHWM); "
           f"{end['VmRSS'] / 1024:.0f} MB resident at the end")
 
