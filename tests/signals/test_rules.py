@@ -590,19 +590,22 @@ def test_pattern_count_does_not_grow_with_signals() -> None:
     assert len(fifty.signal_ids) == 50
 
 
-def test_matching_scans_the_text_once_per_pattern_for_fifty_signals(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_matching_scans_the_text_once_for_fifty_signals(monkeypatch: pytest.MonkeyPatch) -> None:
     fifty = compile_signals(many_signals(50), ENTITIES)
     mentions = CountingPattern(fifty._entities._phrases.pattern)
     terms = CountingPattern(fifty._terms.pattern)
+    combined = CountingPattern(fifty._phrases.pattern)
     monkeypatch.setattr(fifty._entities._phrases, "pattern", mentions)
     monkeypatch.setattr(fifty._terms, "pattern", terms)
+    monkeypatch.setattr(fifty._phrases, "pattern", combined)
     compiles: list[str] = []
     real_compile = re.compile
     monkeypatch.setattr(re, "compile", lambda *a, **k: compiles.append(a[0]) or real_compile(*a, **k))
 
     matches = fifty.match_item(item("OpenAI的墨西哥辣椒芯片部署达到100兆瓦, term7 and veto9 on Vera Rubin"))
 
-    assert (mentions.scans, terms.scans) == (1, 1)
+    # Aliases and terms are read together by one pattern; the separate ones serve other callers.
+    assert (combined.scans, mentions.scans, terms.scans) == (1, 0, 0)
     assert compiles == []
     # The text names openai (index 13 of the sorted ids), jalapeno (11) and vera-rubin (15): condition 1
     # of signal i names ids[(i + 1) % 18] and needs at least i MW; "veto9" vetoes signal 9.

@@ -32,7 +32,7 @@ from chipwatch.signals.definition import (
     SignalDefinition,
 )
 from chipwatch.signals.fact_conditions import ChangeView, check_change, named_constraints
-from chipwatch.text.entities import Entity, EntityMatcher
+from chipwatch.text.entities import Entity, EntityMatcher, entity_names
 from chipwatch.text.normalize import map_span, normalize_with_offsets
 from chipwatch.text.numbers import Quantity, extract_from_normalized, quantity_matches, unit_family
 from chipwatch.text.phrases import PhraseSet, canonical
@@ -212,8 +212,14 @@ class CompiledRules:
                     body = cond.body
                     assert isinstance(body, ResultCondition | DeploymentCondition | FundingCondition)
                     self._fact_rules.append(_FactRule(defn.id, side, index, body))
-        self._entities = EntityMatcher(Entity(e, by_id[e]) for e in sorted(used))
+        matched = [Entity(e, by_id[e]) for e in sorted(used)]
+        self._entities = EntityMatcher(matched)
         self._terms = PhraseSet(term_phrases)
+        # Aliases and terms in one set, so an item is read by one trie instead of two; the labels cannot
+        # collide: entity ids are strings, term keys are tuples.
+        self._phrases = PhraseSet(
+            [(name, False, ent.id) for ent in matched for name in entity_names(ent)] + term_phrases
+        )
         self._uses_numbers = any(r.number is not None for r in self._item_rules)
         self._uses_terms = self._terms.size > 0
         self._index_triggers()
@@ -326,7 +332,8 @@ class CompiledRules:
     def match_item(self, item: ItemView) -> list[Match]:
         """Every item condition of every signal that ``item`` satisfies, in signal order.
 
-        The title and text are normalised once and scanned once each for aliases, terms and quantities.
+        The title and text are normalised once and scanned once for aliases and terms together, and once
+        for quantities when a rule could use them.
         """
         text = f"{item.title or ''}\n{item.text or ''}"
         norm, starts, ends = normalize_with_offsets(text)
@@ -336,8 +343,13 @@ class CompiledRules:
             a, b = map_span(span, starts, ends)
             return text[a:b]
 
-        mentioned = self._entities.scan_normalized(norm)
-        found_terms = self._terms.scan(norm) if self._uses_terms else {}
+        mentioned: dict[str, tuple[int, int]] = {}
+        found_terms: dict[Hashable, tuple[int, int]] = {}
+        for label, span in self._phrases.scan(norm).items():
+            if type(label) is str:
+                mentioned[label] = span
+            else:
+                found_terms[label] = span
         candidates: set[int] = set()
         for ent in mentioned:
             candidates.update(self._by_entity.get(ent, ()))

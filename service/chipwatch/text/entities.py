@@ -15,7 +15,7 @@ from chipwatch.text.normalize import map_span, normalize_text, normalize_with_of
 from chipwatch.text.phrase_index import PhraseIndex
 from chipwatch.text.phrases import PhraseSet
 
-__all__ = ["Entity", "EntityIndex", "EntityMatcher", "Mention"]
+__all__ = ["Entity", "EntityIndex", "EntityMatcher", "Mention", "entity_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,8 @@ class Mention:
     text: str
 
 
-def _names(entity: Entity) -> tuple[str, ...]:
-    """The names an entity is matched by: its non-blank names, else its id."""
+def entity_names(entity: Entity) -> tuple[str, ...]:
+    """The names an entity is matched by (a tuple of strings): its non-blank names, else its id."""
     return tuple(n for n in entity.names if n and n.strip()) or (entity.id,)
 
 
@@ -73,7 +73,7 @@ class EntityMatcher(_Mentions):
     def __init__(self, entities: Iterable[Entity]) -> None:
         phrases: list[tuple[str, bool, Hashable]] = []
         for ent in entities:
-            phrases.extend((name, False, ent.id) for name in _names(ent))
+            phrases.extend((name, False, ent.id) for name in entity_names(ent))
         self._phrases = PhraseSet(phrases)
 
     @property
@@ -89,7 +89,7 @@ class EntityIndex(_Mentions):
     """
 
     def __init__(self, entities: Iterable[Entity] = ()) -> None:
-        self._names: dict[str, tuple[str, ...]] = {e.id: _names(e) for e in entities}
+        self._names: dict[str, tuple[str, ...]] = {e.id: entity_names(e) for e in entities}
         self._phrases = PhraseIndex((name, False, i) for i, names in self._names.items() for name in names)
 
     @property
@@ -101,7 +101,7 @@ class EntityIndex(_Mentions):
         """An index over ``entities`` (the whole new set), made from this one by removing the names of
         entities that changed or left and adding those of entities that changed or are new. This index
         is unchanged."""
-        names = {e.id: _names(e) for e in entities}
+        names = {e.id: entity_names(e) for e in entities}
         removed = [(n, False, i) for i, old in self._names.items() if names.get(i) != old for n in old]
         added = [(n, False, i) for i, new in names.items() if self._names.get(i) != new for n in new]
         index = type(self).__new__(type(self))
