@@ -128,7 +128,7 @@ def _every_rule(compiled: CompiledRules, item: ItemView) -> list:
 
     out = []
     for rule in compiled._item_rules:
-        reason = compiled._check_item(rule, item, shown, mentioned, found_terms, quantities, None)
+        reason = compiled._check_item(rule, item, shown, mentioned, found_terms, lambda: quantities, None)
         if reason is not None:
             out.append(rules.Match(rule.signal_id, rule.side, rule.index, reason))
     return out

@@ -2,13 +2,12 @@
 
 ``compile_signals`` turns validated definitions into ``CompiledRules`` once. Matching an item then reads
 its text a fixed number of times whatever the number of signals or aliases: one normalisation pass, one
-scan with the combined alias patterns, one with the combined term patterns and one with the quantity
-pattern (the last two only when some signal uses terms or numbers, and quantities only when a rule
-that could hold needs them). Phrases (aliases and terms) are matched as ``chipwatch.text.phrases``
-describes; a term ending in ``*`` matches any word starting with it ("reproduc*": reproduced,
-reproduction). A condition is only checked when something it needs was found (an entity, a term or a
-unit it names), with set operations on what the scans found, so the work per item follows what the item
-says rather than the number of signals.
+scan with the combined alias and term patterns and one with the quantity pattern (only when a rule
+needs quantities to be found, or a rule that bounds a number has passed all its other checks).
+Phrases (aliases and terms) are matched as ``chipwatch.text.phrases`` describes; a term ending in
+``*`` matches any word starting with it ("reproduc*": reproduced, reproduction). A condition is only
+checked when something it needs was found (an entity, a term or a unit it names), with set operations on
+what the scans found, so the work per item follows what the item says rather than the number of signals.
 """
 
 from __future__ import annotations
@@ -220,8 +219,6 @@ class CompiledRules:
         self._phrases = PhraseSet(
             [(name, False, ent.id) for ent in matched for name in entity_names(ent)] + term_phrases
         )
-        self._uses_numbers = any(r.number is not None for r in self._item_rules)
-        self._uses_terms = self._terms.size > 0
         self._index_triggers()
         self._index_fact_rules()
 
@@ -355,14 +352,18 @@ class CompiledRules:
             candidates.update(self._by_entity.get(ent, ()))
         for key in found_terms:
             candidates.update(self._by_term.get(key, ()))  # type: ignore[call-overload]
-        # Quantities are read only when a rule could use them: one triggered by a unit, or a candidate
-        # that also bounds a number.
-        quantities: list[Quantity] = []
-        if self._uses_numbers and (
-            self._by_unit or any(self._item_rules[i].number is not None for i in candidates)
-        ):
-            quantities = extract_from_normalized(norm)
-            for q in quantities:
+        # Quantities are read only when a rule could use them. Rules triggered by a unit need them to be
+        # found at all; otherwise they are read on the first candidate that bounds a number and has passed
+        # every other check (the number is checked last), which most items never reach.
+        read: list[list[Quantity]] = []
+
+        def quantities() -> list[Quantity]:
+            if not read:
+                read.append(extract_from_normalized(norm))
+            return read[0]
+
+        if self._by_unit:
+            for q in quantities():
                 candidates.update(self._by_unit.get(unit_family(q.unit), ()))
         published = (
             _utc_date(item.published_at)
@@ -384,7 +385,7 @@ class CompiledRules:
         shown: Callable[[tuple[int, int]], str],
         mentioned: Mapping[str, tuple[int, int]],
         found_terms: Mapping[Hashable, tuple[int, int]],
-        quantities: list[Quantity],
+        quantities: Callable[[], list[Quantity]],
         published: date | None,
     ) -> str | None:
         """The reason text when ``rule`` holds for the item, else ``None``. Cheapest checks first."""
@@ -423,7 +424,7 @@ class CompiledRules:
             if listed:
                 parts.append("terms " + ", ".join(f'"{t}"' for t in listed))
         if rule.number is not None:
-            q = next((q for q in quantities if quantity_matches(q, rule.number)), None)
+            q = next((q for q in quantities() if quantity_matches(q, rule.number)), None)
             if q is None:
                 return None
             parts.append(f'"{shown(q.span)}" ({_fmt(q.value)} {q.unit}) is {_bound_text(rule.number)}')
