@@ -389,44 +389,52 @@ class CompiledRules:
         published: date | None,
     ) -> str | None:
         """The reason text when ``rule`` holds for the item, else ``None``. Cheapest checks first."""
-        parts: list[str] = []
-        if rule.trust is not None:
-            if item.source_trust not in rule.trust:
-                return None
-            parts.append(f"source trust {item.source_trust}")
-        if rule.sources is not None:
-            if item.source_id not in rule.sources:
-                return None
-            parts.append(f"source {item.source_id}")
-        if rule.published_after is not None:
-            # An estimated publication time is our first-seen time, not the outlet's: it proves nothing.
-            if published is None or published < rule.published_after:
-                return None
-            parts.append(f"published {published.isoformat()}")
+        # Every check is decided before any text is formatted: most candidate rules fail one.
+        if rule.trust is not None and item.source_trust not in rule.trust:
+            return None
+        if rule.sources is not None and item.source_id not in rule.sources:
+            return None
+        # An estimated publication time is our first-seen time, not the outlet's: it proves nothing.
+        if rule.published_after is not None and (published is None or published < rule.published_after):
+            return None
+        hit_any: list[str] = []
         if rule.mentions_all or rule.mentions_any:
             if not rule.mentions_all <= mentioned.keys():
                 return None
             hit_any = sorted(rule.mentions_any & mentioned.keys())
             if rule.mentions_any and not hit_any:
                 return None
-            names = sorted(rule.mentions_all) + [e for e in hit_any if e not in rule.mentions_all]
-            parts.append("mentions " + ", ".join(f'{e} ("{shown(mentioned[e])}")' for e in names))
+        hit: list[str] = []
         if rule.terms_all or rule.terms_any or rule.terms_none:
             if any(key not in found_terms for _t, key in rule.terms_all):
                 return None
             hit = [t for t, key in rule.terms_any if key in found_terms]
             if rule.terms_any and not hit:
                 return None
-            blocked = [t for t, key in rule.terms_none if key in found_terms]
-            if blocked:
+            if any(key in found_terms for _t, key in rule.terms_none):
                 return None
-            listed = [t for t, _k in rule.terms_all] + [t for t in hit if t not in dict(rule.terms_all)]
-            if listed:
-                parts.append("terms " + ", ".join(f'"{t}"' for t in listed))
+        q = None
         if rule.number is not None:
             q = next((q for q in quantities() if quantity_matches(q, rule.number)), None)
             if q is None:
                 return None
+        parts: list[str] = []
+        if rule.trust is not None:
+            parts.append(f"source trust {item.source_trust}")
+        if rule.sources is not None:
+            parts.append(f"source {item.source_id}")
+        if rule.published_after is not None:
+            assert published is not None
+            parts.append(f"published {published.isoformat()}")
+        if rule.mentions_all or rule.mentions_any:
+            names = sorted(rule.mentions_all) + [e for e in hit_any if e not in rule.mentions_all]
+            parts.append("mentions " + ", ".join(f'{e} ("{shown(mentioned[e])}")' for e in names))
+        if rule.terms_all or rule.terms_any or rule.terms_none:
+            listed = [t for t, _k in rule.terms_all] + [t for t in hit if t not in dict(rule.terms_all)]
+            if listed:
+                parts.append("terms " + ", ".join(f'"{t}"' for t in listed))
+        if q is not None:
+            assert rule.number is not None
             parts.append(f'"{shown(q.span)}" ({_fmt(q.value)} {q.unit}) is {_bound_text(rule.number)}')
         return f"item {item.id}: " + "; ".join(parts)
 
