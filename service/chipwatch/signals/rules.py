@@ -246,6 +246,7 @@ class CompiledRules:
             else:
                 assert rule.number is not None  # guaranteed by ItemCondition
                 self._by_unit.setdefault(unit_family(rule.number.unit), []).append(idx)
+        self._by_label: dict[Hashable, list[int]] = {**self._by_entity, **self._by_term}
 
     def _index_fact_rules(self) -> None:
         """Index each fact rule by the fact kind it reads and, where it names one, by its chip (results and
@@ -340,18 +341,15 @@ class CompiledRules:
             a, b = map_span(span, starts, ends)
             return text[a:b]
 
-        mentioned: dict[str, tuple[int, int]] = {}
-        found_terms: dict[Hashable, tuple[int, int]] = {}
-        for label, span in self._phrases.scan(norm).items():
-            if type(label) is str:
-                mentioned[label] = span
-            else:
-                found_terms[label] = span
+        # Entity ids (strings) and term keys (tuples) side by side: one dict serves as both, since a
+        # lookup by one kind never finds the other.
+        found = self._phrases.scan(norm)
         candidates: set[int] = set()
-        for ent in mentioned:
-            candidates.update(self._by_entity.get(ent, ()))
-        for key in found_terms:
-            candidates.update(self._by_term.get(key, ()))  # type: ignore[call-overload]
+        by_label = self._by_label
+        for label in found:
+            rule_ids = by_label.get(label)
+            if rule_ids is not None:
+                candidates.update(rule_ids)
         # Quantities are read only when a rule could use them. Rules triggered by a unit need them to be
         # found at all; otherwise they are read on the first candidate that bounds a number and has passed
         # every other check (the number is checked last), which most items never reach.
@@ -373,7 +371,7 @@ class CompiledRules:
         matches = []
         for idx in sorted(candidates):  # rule order is signal order
             rule = self._item_rules[idx]
-            reason = self._check_item(rule, item, shown, mentioned, found_terms, quantities, published)
+            reason = self._check_item(rule, item, shown, found, found, quantities, published)  # type: ignore[arg-type]
             if reason is not None:
                 matches.append(Match(rule.signal_id, rule.side, rule.index, reason))
         return matches
@@ -383,7 +381,7 @@ class CompiledRules:
         rule: _ItemRule,
         item: ItemView,
         shown: Callable[[tuple[int, int]], str],
-        mentioned: Mapping[str, tuple[int, int]],
+        mentioned: Mapping[str, tuple[int, int]],  # may hold term keys too: only entity ids are looked up
         found_terms: Mapping[Hashable, tuple[int, int]],
         quantities: Callable[[], list[Quantity]],
         published: date | None,
