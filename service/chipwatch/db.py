@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +46,52 @@ class ChangeClock:
 
 
 change_clock = ChangeClock()
+
+
+class WriteGate:
+    """First come, first served turns at SQLite's single write lock, for the writers of this process.
+
+    SQLite has one writer at a time and lets the others wait in its busy handler, which sleeps and
+    retries (up to 100 ms between tries) instead of queueing: a writer that commits and begins again at
+    once, as a long job writing in short transactions does, wins the lock again and again while an API
+    write waits out its sleeps. Writers of this process take a turn here before ``BEGIN IMMEDIATE`` and
+    give it up after their ``COMMIT`` or ``ROLLBACK``, so each waiting writer gets the lock next in the
+    order it asked. Writers in other processes (a CLI command, a separate worker) still meet SQLite's
+    busy handler.
+
+    The turn belongs to the transaction, not to a thread: it may be given up by another thread than the
+    one that took it (a request's session is opened and closed in different worker threads).
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._busy = False
+        self._waiting: deque[threading.Event] = deque()
+
+    def acquire(self, timeout_s: float) -> bool:
+        """Wait for this writer's turn; False when ``timeout_s`` passed first (the turn is not taken)."""
+        with self._mutex:
+            if not self._busy and not self._waiting:
+                self._busy = True
+                return True
+            turn = threading.Event()
+            self._waiting.append(turn)
+        if turn.wait(timeout_s):
+            return True
+        with self._mutex:
+            if turn.is_set():  # handed over just as the wait ran out
+                return True
+            self._waiting.remove(turn)
+            return False
+
+    def release(self) -> None:
+        """End this writer's turn and hand it to the longest-waiting writer, if any."""
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().set()  # stays busy: the turn passes straight on
+            else:
+                self._busy = False
+
 
 _ORJSON_OPTIONS = (
     orjson.OPT_NON_STR_KEYS
@@ -135,11 +182,24 @@ def make_engine(url: str) -> Engine:
         # SQLite's own deferred BEGIN upgrades to a write lock mid-transaction and can fail with
         # "database is locked" without waiting; BEGIN IMMEDIATE takes the lock up front and honours the
         # busy timeout.  Reads stay concurrent under WAL.
+        gate = WriteGate()
+
         @event.listens_for(engine, "begin")
         def _begin_immediate(conn) -> None:
             # One-shot: ``info`` belongs to the pooled DBAPI connection, and a later plain
             # ``engine.connect()`` (a readiness probe) must not inherit a write lock.
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.pop("write", False) else "BEGIN")
+            if not conn.info.pop("write", False):
+                conn.exec_driver_sql("BEGIN")
+                return
+            # Past the busy timeout without a turn, BEGIN IMMEDIATE meets SQLite's own busy handler,
+            # which answers "database is locked" in the end: the writer is refused, never left waiting.
+            if gate.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
+                conn.info["gate"] = gate
+            try:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            except BaseException:
+                _end_turn(conn)
+                raise
 
         # pysqlite's own transaction handling must be off for the explicit BEGIN above to apply.
         @event.listens_for(engine, "connect")
@@ -158,6 +218,13 @@ def make_engine(url: str) -> Engine:
                 "install chipwatch with the postgres extra: pip install 'chipwatch[postgres]'"
             ) from exc
     return engine
+
+
+def _end_turn(conn) -> None:
+    """Give up the write turn ``conn``'s transaction took, if it took one (see :class:`WriteGate`)."""
+    gate = conn.info.pop("gate", None)
+    if gate is not None:
+        gate.release()
 
 
 def get_engine(settings: Settings | None = None) -> Engine:
@@ -195,12 +262,15 @@ def session_scope(settings: Settings | None = None, *, write: bool = True) -> It
     engine = get_engine(settings)
     with engine.connect() as conn:
         conn.info["write"] = write
-        with Session(bind=conn, expire_on_commit=False) as session:
-            try:
-                yield session
-                session.commit()
-            except BaseException:
-                session.rollback()
-                raise
+        try:
+            with Session(bind=conn, expire_on_commit=False) as session:
+                try:
+                    yield session
+                    session.commit()
+                except BaseException:
+                    session.rollback()
+                    raise
+        finally:
+            _end_turn(conn)
         if write:
             change_clock.bump()
