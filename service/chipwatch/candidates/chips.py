@@ -127,9 +127,9 @@ def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
             bare = m.group("name")
             if head == s and (_NOT_CHIP.match(bare) or not re.search(r"[A-Za-z]", bare)):
                 continue
-            if not re.search(r"[A-Za-z]|\d{3}", m.group("name")) or any(
-                q.span[0] <= s < q.span[1] for q in part.quantities
-            ) or re.match(r"(?:万|亿|千|张|颗|块|台|卡|片|倍|%|年)", norm[e : e + 1]):
+            if not re.search(r"[A-Za-z]|\d{3}", m.group("name")) or part.quantities_at(s) or re.match(
+                r"(?:万|亿|千|张|颗|块|台|卡|片|倍|%|年)", norm[e : e + 1]
+            ):
                 continue  # a figure ("上线1吉瓦", "1万张") or a year, not a designation
             add(head, e, norm[head:e])
 

@@ -43,20 +43,24 @@ class Part:
     yen: str | None = field(default="CNY", repr=False)
     # The item's title, for a summary: the company it is about is what "the company" refers to.
     title: Part | None = field(default=None, repr=False)
-    _quantities: list[Quantity] | None = field(default=None, repr=False)
+    # The figures of each read span, by the span's index, read when a reader first asks about that span.
+    _span_figures: dict[int, list[Quantity]] = field(default_factory=dict, repr=False)
 
     @property
     def quantities(self) -> list[Quantity]:
         """The figures with units of the part's read spans (the quantity reader signals use), offsets in
-        ``norm``; read on first use."""
-        if self._quantities is None:
-            self._quantities = []
-            for a, b in self.figure_spans:
-                self._quantities += [
-                    Quantity(q.value, q.unit, q.raw, (q.span[0] + a, q.span[1] + a)) if a else q
-                    for q in extract_from_normalized(self.norm[a:b])
-                ]
-        return self._quantities
+        ``norm``; each span read on first use."""
+        return [q for i in range(len(self.figure_spans)) for q in self._figures_of(i)]
+
+    def _figures_of(self, i: int) -> list[Quantity]:
+        found = self._span_figures.get(i)
+        if found is None:
+            a, b = self.figure_spans[i]
+            found = self._span_figures[i] = [
+                Quantity(q.value, q.unit, q.raw, (q.span[0] + a, q.span[1] + a)) if a else q
+                for q in extract_from_normalized(self.norm[a:b])
+            ]
+        return found
 
     def sentences_of(self, kind: str) -> list[tuple[int, int]]:
         """The sentences a ``kind`` reader reads: those whose words name that kind (every sentence when
@@ -73,7 +77,22 @@ class Part:
         return [f for f in self.found if a <= f.start and f.end <= b]
 
     def quantities_in(self, a: int, b: int) -> list[Quantity]:
-        return [q for q in self.quantities if a <= q.span[0] and q.span[1] <= b]
+        """The figures inside ``norm[a:b]``, reading only the spans that overlap it: a reader asks about
+        one sentence, and the other kept sentences of a summary need not be read for figures."""
+        out: list[Quantity] = []
+        for i, (s, e) in enumerate(self.figure_spans):
+            if s >= b:
+                break
+            if e > a:
+                out += [q for q in self._figures_of(i) if a <= q.span[0] and q.span[1] <= b]
+        return out
+
+    def quantities_at(self, at: int) -> list[Quantity]:
+        """The figures whose span holds offset ``at`` of ``norm``."""
+        for i, (s, e) in enumerate(self.figure_spans):
+            if s <= at < e:
+                return [q for q in self._figures_of(i) if q.span[0] <= at < q.span[1]]
+        return []
 
     def per_sentence(self, what: str, a: int, b: int, read: Callable[[int, int], list]) -> list:
         """What ``read(start, end)`` finds in the sentence holding ``norm[a:b]``, read once per sentence
