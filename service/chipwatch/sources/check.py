@@ -6,7 +6,8 @@ check of a feed or a dataset source, used by the scheduled pass (:mod:`chipwatch
       -> fetch (no transaction open during HTTP)
       -> parse (pure, in a worker thread; skipped when the body is the one parsed last time)
       -> one write transaction (a Writer): store items, link mentions, notify the items-stored
-         listeners (signal evaluation), record health, schedule the next check
+         listeners (signal evaluation), record health, schedule the next check; a feed of more than
+         STORE_CHUNK_ITEMS entries first stores its leading entries in transactions of that many each
 
 A dataset source (a source of a dataset kind: MLPerf, Epoch AI, InferenceX files) goes the same way
 with one difference: its changed bytes are not parsed into items but handed, in the write transaction,
@@ -25,7 +26,7 @@ import hashlib
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import httpx
@@ -56,6 +57,14 @@ PERMANENT_REDIRECT_CHECKS = 3
 
 # Column widths of the sources table (PostgreSQL enforces them; SQLite does not).
 ETAG_MAX, LAST_MODIFIED_MAX, URL_MAX, ERROR_MAX, REASON_MAX = 512, 128, 2000, 2000, 500
+
+STORE_CHUNK_ITEMS = 200
+"""Feed entries stored per write transaction. Storing an entry (its item, mentions, signal evaluation
+and candidate extraction) takes about a millisecond, all of it inside the transaction; on SQLite every
+other writer waits for the whole of it. A feed of 5,000 new entries stored at once held the lock for
+about 7 s; in transactions of this many, another writer waits for one of them (see db.WriteGate), a
+fraction of a second. Each transaction is whole: a failure after some of them keeps those entries and
+records the error, and the next check reads the feed again (its digest is stored only at the end)."""
 
 _rng = random.Random()
 
@@ -195,16 +204,20 @@ async def check_source(
         await asyncio.to_thread(_prepare_store, settings)
 
     FETCH_LATENCY.observe(fetched.elapsed_s)
-    record = _recorder(
-        snapshot,
-        fetched,
-        parsed=parsed,
-        parse_error=parse_error,
-        body_sha256=digest,
-        dataset=dataset,
-        settings=settings,
-    )
     try:
+        earlier = CheckOutcome(source_id=snapshot.id, status="ok")
+        if parsed is not None and len(parsed.entries) > STORE_CHUNK_ITEMS:
+            parsed = await _store_leading_chunks(writer, snapshot, parsed, earlier, settings)
+        record = _recorder(
+            snapshot,
+            fetched,
+            parsed=parsed,
+            parse_error=parse_error,
+            body_sha256=digest,
+            dataset=dataset,
+            settings=settings,
+            earlier=earlier,
+        )
         outcome = await writer.run(record, source_id=snapshot.id)
     except Exception as exc:  # storage must not take the caller down; the failure goes into health
         logger.exception(
@@ -270,6 +283,44 @@ def _parse(fetched: FetchResult, timezone: str | None) -> tuple[ParsedFeed | Non
         return None, f"parser crashed: {type(exc).__name__}: {exc}"
 
 
+async def _store_leading_chunks(
+    writer: Writer, snapshot: SourceSnapshot, parsed: ParsedFeed, earlier: CheckOutcome, settings: Settings
+) -> ParsedFeed:
+    """Store all but the last ``STORE_CHUNK_ITEMS`` entries of ``parsed``, that many per transaction, adding
+    the ids stored to ``earlier``; returns the feed with the entries left for the check's own write.
+
+    Raises what a chunk's transaction raised (that chunk is rolled back; the ones before it stay)."""
+    entries = parsed.entries
+    cut = len(entries) - STORE_CHUNK_ITEMS
+    for start in range(0, cut, STORE_CHUNK_ITEMS):
+        chunk = replace(parsed, entries=entries[start : min(start + STORE_CHUNK_ITEMS, cut)])
+        stored = await writer.run(_chunk_storer(snapshot.id, chunk, settings), source_id=snapshot.id)
+        if stored is None:  # the source was deleted meanwhile: the check's own write says so
+            break
+        earlier.new_item_ids += stored.new_item_ids
+        earlier.updated_item_ids += stored.updated_item_ids
+    return replace(parsed, entries=entries[cut:])
+
+
+def _chunk_storer(
+    source_id: str, chunk: ParsedFeed, settings: Settings
+) -> Callable[[Session], CheckOutcome | None]:
+    """A write function storing ``chunk``'s entries, with their mentions and listeners; None when the
+    source is gone. Health, validators and the body's digest are left to the check's last write."""
+
+    def store_chunk(session: Session) -> CheckOutcome | None:
+        locking = is_postgres(session.get_bind().engine) or None
+        source = session.get(Source, source_id, with_for_update=locking)
+        if source is None:
+            return None
+        stored = CheckOutcome(source_id=source_id, status="ok")
+        _store(session, source, chunk, source.last_body_sha256, stored, utcnow())
+        return stored
+
+    store_chunk.weight = len(chunk.entries)  # type: ignore[attr-defined]  # see writers.BatchWriter
+    return store_chunk
+
+
 async def _record_failure_safely(
     writer: Writer, snapshot: SourceSnapshot, http_status: int | None, message: str, settings: Settings
 ) -> CheckOutcome:
@@ -302,6 +353,7 @@ def _recorder(
     body_sha256: str | None = None,
     dataset: bytes | None = None,
     settings: Settings,
+    earlier: CheckOutcome | None = None,
 ) -> Callable[[Session], CheckOutcome]:
     """A write function recording this check with :func:`record_check`, for a :class:`Writer`."""
 
@@ -315,8 +367,10 @@ def _recorder(
             body_sha256=body_sha256,
             dataset=dataset,
             settings=settings,
+            earlier=earlier,
         )
 
+    record.weight = len(parsed.entries) if parsed is not None else 1  # type: ignore[attr-defined]
     return record
 
 
@@ -336,6 +390,7 @@ def record_check(
     settings: Settings,
     dataset: bytes | None = None,
     now: datetime | None = None,
+    earlier: CheckOutcome | None = None,
 ) -> CheckOutcome:
     """Apply one check's result in ``session``: items, mentions, listeners, health, schedule.
 
@@ -345,6 +400,8 @@ def record_check(
     set on every call (flushed by the caller's commit); a ``source.health_changed`` event is emitted
     when the source goes from healthy (no consecutive failures) to failing or back. Returns the
     :class:`CheckOutcome`. Exceptions of the items-stored listeners propagate (the caller rolls back).
+    ``earlier`` holds the ids a large feed's leading entries were stored under, in committed transactions
+    of their own before this one (:data:`STORE_CHUNK_ITEMS`); they count in the outcome and the schedule.
     """
     now = now or utcnow()
     source = session.get(Source, snapshot.id, with_for_update=is_postgres(session.get_bind().engine) or None)
@@ -371,6 +428,9 @@ def record_check(
     else:
         imported = None
     outcome = CheckOutcome(source_id=source.id, status="error" if error else fetched.status)
+    if earlier is not None:
+        outcome.new_item_ids += earlier.new_item_ids
+        outcome.updated_item_ids += earlier.updated_item_ids
     outcome.http_status = fetched.http_status
     outcome.import_id = imported.import_id if imported is not None else None
     items_before = source.items_count
@@ -382,7 +442,8 @@ def record_check(
         _follow_permanent_redirect(session, source, fetched.permanent_redirect_to)
     outcome.new_items = len(outcome.new_item_ids)
     outcome.updated_items = len(outcome.updated_item_ids)
-    _schedule_next(session, source, fetched, settings, now, items_changed=source.items_count != items_before)
+    items_changed = source.items_count != items_before or bool(earlier and earlier.new_item_ids)
+    _schedule_next(session, source, fetched, settings, now, items_changed=items_changed)
     outcome.next_check_at = source.next_check_at
     outcome.error = error
     if (source.consecutive_failures == 0) != was_healthy:
@@ -425,11 +486,13 @@ def _store(
     stored = store_items(session=session, source=source, feed=parsed, now=now)
     source.kind = parsed.kind
     source.last_body_sha256 = body_sha256
-    outcome.new_item_ids = [i.id for i in stored.new if i.id is not None]
-    outcome.updated_item_ids = [i.id for i in stored.updated if i.id is not None]
+    new_ids = [i.id for i in stored.new if i.id is not None]
+    updated_ids = [i.id for i in stored.updated if i.id is not None]
+    outcome.new_item_ids += new_ids
+    outcome.updated_item_ids += updated_ids
     if stored.new or stored.updated:
         link_mentions(session=session, items=[*stored.new, *stored.updated])
-        notify_items_stored(session=session, item_ids=[*outcome.new_item_ids, *outcome.updated_item_ids])
+        notify_items_stored(session=session, item_ids=[*new_ids, *updated_ids])
     if parsed.bozo:
         # Common in the wild and already handled (entries recovered): worth a note, not an alarm.
         logger.info(

@@ -31,6 +31,8 @@ class Writer(Protocol):
 
     ``source_id`` names the source row ``fn`` will update, so a batching writer can load the rows of
     a whole batch in one query; ``urgent`` asks a batching writer not to wait for more work first.
+    A function may carry a ``weight`` attribute, the feed entries it stores (default 1): a batching
+    writer bounds the weight of one transaction (:func:`work_weight`).
     """
 
     def run(
@@ -38,6 +40,11 @@ class Writer(Protocol):
     ) -> Awaitable[T]:
         """``fn(session)``'s result once its transaction has committed; ``fn``'s exception otherwise."""
         ...
+
+
+def work_weight(fn: Callable[[Session], Any]) -> int:
+    """The work ``fn`` declares in its ``weight`` attribute (feed entries it stores), at least 1."""
+    return max(1, int(getattr(fn, "weight", 1)))
 
 
 class ThreadWriter:
@@ -69,7 +76,9 @@ class BatchWriter:
     back and each function is run again in a transaction of its own, so one failing check cannot
     lose the others' results and its caller gets its exception. Functions must therefore depend only
     on the database and their own inputs (``record_check`` does). ``max_batch`` bounds how many
-    checks share one transaction, and so how long its locks are held.
+    checks share one transaction and ``max_weight`` how many feed entries they store together (the
+    first function of a batch is taken whatever its weight), and so how long its locks are held: on
+    SQLite every other writer waits for the whole transaction.
 
     A batch is started ``linger_s`` seconds after the first function of an idle writer arrives (or
     at once for an ``urgent`` function or a full batch), so that results finishing close together
@@ -80,9 +89,12 @@ class BatchWriter:
     Use as ``async with BatchWriter(settings) as writer:``.
     """
 
-    def __init__(self, settings: Settings, *, max_batch: int = 128, linger_s: float = 0.25) -> None:
+    def __init__(
+        self, settings: Settings, *, max_batch: int = 128, max_weight: int = 400, linger_s: float = 0.25
+    ) -> None:
         self.settings = settings
         self.max_batch = max(1, max_batch)
+        self.max_weight = max(1, max_weight)
         self.linger_s = max(0.0, linger_s)
         self._pending: list[tuple[Callable[[Session], Any], str | None, asyncio.Future]] = []
         self._wake = asyncio.Event()
@@ -128,7 +140,8 @@ class BatchWriter:
             self._wake.clear()
             self._flush_now.clear()
             while self._pending:
-                batch, self._pending = self._pending[: self.max_batch], self._pending[self.max_batch :]
+                size = self._batch_size()
+                batch, self._pending = self._pending[:size], self._pending[size:]
                 work = [(fn, key) for fn, key, _future in batch]
                 results = await loop.run_in_executor(self._executor, self._commit, work)
                 self.batches += 1
@@ -139,6 +152,15 @@ class BatchWriter:
                         future.set_result(value)
                     else:
                         future.set_exception(value)
+
+    def _batch_size(self) -> int:
+        """How many of the pending functions the next transaction takes (at least one)."""
+        weight = 0
+        for size, (fn, _key, _future) in enumerate(self._pending[: self.max_batch]):
+            weight += work_weight(fn)
+            if weight > self.max_weight and size > 0:
+                return size
+        return min(len(self._pending), self.max_batch)
 
     def _commit(self, work: list[tuple[Callable[[Session], Any], str | None]]) -> list[tuple[bool, Any]]:
         try:
@@ -169,4 +191,4 @@ class BatchWriter:
         return results
 
 
-__all__ = ["BatchWriter", "ThreadWriter", "Writer"]
+__all__ = ["BatchWriter", "ThreadWriter", "Writer", "work_weight"]
