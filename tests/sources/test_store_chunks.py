@@ -17,6 +17,7 @@ from chipwatch.sources.writers import BatchWriter, work_weight
 from tests.fixtures.sources import Entry, add_source, items_of, rss, run_check, source_row
 
 DAY = datetime(2026, 11, 20, tzinfo=UTC)
+RSS = "application/rss+xml"
 
 
 def _feed(n: int) -> list[Entry]:
@@ -54,7 +55,7 @@ def test_a_large_feed_is_stored_in_chunks_each_item_notified_once(
     db, httpserver, monkeypatch, commits, stored_batches
 ):
     monkeypatch.setattr(check, "STORE_CHUNK_ITEMS", 4)
-    httpserver.expect_request("/big.xml").respond_with_data(rss(_feed(10)), content_type="application/rss+xml")
+    httpserver.expect_request("/big.xml").respond_with_data(rss(_feed(10)), content_type=RSS)
     add_source("big-news", httpserver.url_for("/big.xml"))
     commits.clear()
 
@@ -83,7 +84,7 @@ def test_a_failed_chunk_keeps_the_chunks_before_it_and_the_next_check_stores_the
     db, httpserver, monkeypatch, stored_batches
 ):
     monkeypatch.setattr(check, "STORE_CHUNK_ITEMS", 4)
-    httpserver.expect_request("/big.xml").respond_with_data(rss(_feed(10)), content_type="application/rss+xml")
+    httpserver.expect_request("/big.xml").respond_with_data(rss(_feed(10)), content_type=RSS)
     add_source("flaky-news", httpserver.url_for("/big.xml"))
     calls = {"n": 0}
 
