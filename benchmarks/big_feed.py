@@ -101,8 +101,8 @@ def main() -> None:
             base_url=base, headers={"Authorization": "Bearer bench"}, timeout=600
         ) as http:
             for sid, url in (("big", feed_url), ("other", feed_url.replace("/feed.xml", "/other.xml"))):
-                body = {"id": sid, "name": sid, "url": url, "trust": "press"}
-                http.post("/v1/sources", json=body).raise_for_status()
+                row = {"id": sid, "name": sid, "url": url, "trust": "press"}
+                http.post("/v1/sources", json=row).raise_for_status()
             writes = Writes(base, "other", args.pause_s)
             writes.start()
             time.sleep(args.baseline_s)
