@@ -126,9 +126,10 @@ def _every_rule(compiled: CompiledRules, item: ItemView) -> list:
         a, b = map_span(span, starts, ends)
         return text[a:b]
 
+    found = {**mentioned, **found_terms}  # entity ids and term keys side by side, as the matcher has them
     out = []
     for rule in compiled._item_rules:
-        reason = compiled._check_item(rule, item, shown, mentioned, found_terms, lambda: quantities, None)
+        reason = compiled._check_item(rule, item, shown, found, lambda: quantities)
         if reason is not None:
             out.append(rules.Match(rule.signal_id, rule.side, rule.index, reason))
     return out

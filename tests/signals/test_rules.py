@@ -582,6 +582,18 @@ class CountingPattern:
         return self.pattern.finditer(text)
 
 
+class CountingAutomaton:
+    """Stands in for an Aho-Corasick automaton and counts the scans made with it."""
+
+    def __init__(self, automaton) -> None:
+        self.automaton = automaton
+        self.scans = 0
+
+    def iter(self, text: str):
+        self.scans += 1
+        return self.automaton.iter(text)
+
+
 def test_pattern_count_does_not_grow_with_signals() -> None:
     one = compile_signals(many_signals(1), ENTITIES)
     fifty = compile_signals(many_signals(50), ENTITIES)
@@ -594,17 +606,17 @@ def test_matching_scans_the_text_once_for_fifty_signals(monkeypatch: pytest.Monk
     fifty = compile_signals(many_signals(50), ENTITIES)
     mentions = CountingPattern(fifty._entities._phrases.pattern)
     terms = CountingPattern(fifty._terms.pattern)
-    combined = CountingPattern(fifty._phrases.pattern)
+    combined = CountingAutomaton(fifty._phrases._base_automaton)
     monkeypatch.setattr(fifty._entities._phrases, "pattern", mentions)
     monkeypatch.setattr(fifty._terms, "pattern", terms)
-    monkeypatch.setattr(fifty._phrases, "pattern", combined)
+    monkeypatch.setattr(fifty._phrases, "_base_automaton", combined)
     compiles: list[str] = []
     real_compile = re.compile
     monkeypatch.setattr(re, "compile", lambda *a, **k: compiles.append(a[0]) or real_compile(*a, **k))
 
     matches = fifty.match_item(item("OpenAI的墨西哥辣椒芯片部署达到100兆瓦, term7 and veto9 on Vera Rubin"))
 
-    # Aliases and terms are read together by one pattern; the separate ones serve other callers.
+    # Aliases and terms are read together by one automaton; the separate patterns serve other callers.
     assert (combined.scans, mentions.scans, terms.scans) == (1, 0, 0)
     assert compiles == []
     # The text names openai (index 13 of the sorted ids), jalapeno (11) and vera-rubin (15): condition 1
