@@ -101,9 +101,9 @@ def _names() -> set[str]:
     names: set[str] = set()
     for relative in (MLPERF_V41, MLPERF_V51):
         records = parse_summary_results((corpus_dir() / relative).read_bytes()).records
-        names.update(part.name for record in records for part in record.accelerators)
+        names.update(part["name"] for record in records for part in record["accelerators"])
     clusters = parse_gpu_clusters((corpus_dir() / CLUSTERS).read_bytes()).records
-    names.update(entry.chip for record in clusters for entry in record.chips)
+    names.update(entry["chip"] for record in clusters for entry in record["chips"])
     return names
 
 
@@ -127,10 +127,10 @@ def test_imported_results_carry_the_right_chips_and_unresolved_names_are_listed(
         assert import_corpus("mlperf-inference-summary", relative).report.status == "applied"
     results = facts_by_key("results", "mlperf-inference-summary")
     single = {
-        record.row_key: record.accelerators[0].name
+        record["row_key"]: record["accelerators"][0]["name"]
         for relative in (MLPERF_V41, MLPERF_V51)
         for record in parse_summary_results((corpus_dir() / relative).read_bytes()).records
-        if len(record.accelerators) == 1
+        if len(record["accelerators"]) == 1
     }
     landed = {key: name for key, name in single.items() if EXPECTED[name] is not None}
     assert landed and {key: results[key]["chip_ids"] for key in landed} == {
@@ -144,9 +144,9 @@ def test_imported_results_carry_the_right_chips_and_unresolved_names_are_listed(
     assert unresolved["NVIDIA RTX PRO 6000 Blackwell Server Edition"]["rows_waiting"] == 11
     assert unresolved["NVIDIA H200-NVL-141GB"]["kind"] == "chip"
     mlperf_misses = {name for name, chip in EXPECTED.items() if chip is None} - {
-        entry.chip
-        for entry in parse_gpu_clusters((corpus_dir() / CLUSTERS).read_bytes()).records
-        for entry in entry.chips
+        entry["chip"]
+        for record in parse_gpu_clusters((corpus_dir() / CLUSTERS).read_bytes()).records
+        for entry in record["chips"]
     }
     assert mlperf_misses <= set(unresolved)
 

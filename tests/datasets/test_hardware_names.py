@@ -100,10 +100,10 @@ def test_every_amd_accelerator_in_both_mlperf_rounds_resolves(corpus_bytes, tabl
         for record in parse_summary_results(
             corpus_bytes(f"mlperf-inference/{name}_summary_results_subset.json")
         ).records:
-            if record.accelerator and "MI3" in record.accelerator:
-                resolution = table.resolve(record.accelerator, count=record.accelerator_count)
-                assert resolution.resolved, record.accelerator
-                assert sum(c or 0 for c in resolution.chip_counts.values()) == record.accelerator_count
+            if record["accelerator"] and "MI3" in record["accelerator"]:
+                resolution = table.resolve(record["accelerator"], count=record["accelerator_count"])
+                assert resolution.resolved, record["accelerator"]
+                assert sum(c or 0 for c in resolution.chip_counts.values()) == record["accelerator_count"]
                 seen.setdefault(name, set()).update(resolution.chip_counts)
     assert seen == {"v4.1": {"mi300x"}, "v5.1": {"mi300x", "mi325x", "mi355x"}}
 
@@ -111,10 +111,10 @@ def test_every_amd_accelerator_in_both_mlperf_rounds_resolves(corpus_bytes, tabl
 @requires_corpus
 def test_epoch_names_as_aliases_resolve_cluster_chips(corpus_bytes):
     chips = parse_ml_hardware(corpus_bytes("epoch-ai/ml_hardware__joshyou-clod.csv")).records
-    table = AliasTable((chip.name, chip.name) for chip in chips)
+    table = AliasTable((chip["name"], chip["name"]) for chip in chips)
     clusters = parse_gpu_clusters(corpus_bytes("epoch-ai/gpu_clusters.csv")).by_key()
-    colossus = clusters["xAI Colossus Memphis Phase 1"].chips[0]
-    resolved = table.resolve(colossus.chip, count=colossus.quantity)
+    colossus = clusters["xAI Colossus Memphis Phase 1"]["chips"][0]
+    resolved = table.resolve(colossus["chip"], count=colossus["quantity"])
     assert resolved.chip_counts == {"NVIDIA H100 SXM5 80GB": 100000}
 
 

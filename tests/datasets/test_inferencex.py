@@ -30,7 +30,7 @@ def test_every_eval_is_a_record_keyed_by_its_source(corpus_bytes):
     data = corpus_bytes(EVALS)
     result = parse_evals(data)
     assert len(result.records) == 66 and result.errors == () and result.duplicates == ()
-    assert Counter(r.hardware for r in result.records) == {
+    assert Counter(r["hardware"] for r in result.records) == {
         "B200-TRT": 21,
         "B200": 11,
         "H200": 10,
@@ -40,36 +40,36 @@ def test_every_eval_is_a_record_keyed_by_its_source(corpus_bytes):
         "H100": 3,
     }
     for element, record in zip(json.loads(data), result.records, strict=True):
-        assert record.row_key == element["source"] and record.score == element["score"]
-        assert record.concurrency == element["conc"]
+        assert record["row_key"] == element["source"] and record["score"] == element["score"]
+        assert record["concurrency"] == element["conc"]
 
 
 def test_eval_spot_checks(corpus_bytes):
     records = parse_evals(corpus_bytes(EVALS)).records
     first = records[0]
-    assert (first.model, first.hardware, first.framework, first.precision) == (
+    assert (first["model"], first["hardware"], first["framework"], first["precision"]) == (
         "nvidia/DeepSeek-R1-0528-FP4-V2",
         "B200",
         "sglang",
         "fp4",
     )
-    assert (first.tensor_parallel, first.expert_parallel, first.concurrency) == (4, 4, 128)
-    assert first.data_parallel_attention is False and first.spec_decoding == "none"
-    assert first.score == pytest.approx(0.954510993176649) and first.samples == 1319
-    assert first.measured_at == datetime(2026, 1, 21, 0, 34, 31, tzinfo=UTC)
+    assert (first["tensor_parallel"], first["expert_parallel"], first["concurrency"]) == (4, 4, 128)
+    assert first["data_parallel_attention"] is False and first["spec_decoding"] == "none"
+    assert first["score"] == pytest.approx(0.954510993176649) and first["samples"] == 1319
+    assert datetime.fromisoformat(first["measured_at"]) == datetime(2026, 1, 21, 0, 34, 31, tzinfo=UTC)
     blank_spec = records[20]
-    assert blank_spec.hardware == "MI300X" and blank_spec.spec_decoding is None
+    assert blank_spec["hardware"] == "MI300X" and blank_spec["spec_decoding"] is None
     # Repeated runs of one configuration stay separate results.
     configs = Counter(
         (
-            r.model,
-            r.hardware,
-            r.framework,
-            r.precision,
-            r.spec_decoding,
-            r.tensor_parallel,
-            r.expert_parallel,
-            r.concurrency,
+            r["model"],
+            r["hardware"],
+            r["framework"],
+            r["precision"],
+            r["spec_decoding"],
+            r["tensor_parallel"],
+            r["expert_parallel"],
+            r["concurrency"],
         )
         for r in records
     )

@@ -8,10 +8,9 @@ are unknown, zero, or not of the right kind is not computed (None), never estima
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from chipwatch.datasets.benchmark_serving import ServingResult
-from chipwatch.datasets.epoch_hardware import ChipSpec
-from chipwatch.datasets.mlperf_summary import MlperfResult
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,17 +66,19 @@ def flop_s_per_w(flop_s: float | None, tdp_w: float | None, *, precision: str) -
     )
 
 
-def for_mlperf_result(result: MlperfResult) -> tuple[DerivedFigure, ...]:
-    """Per-accelerator and per-kW throughput of an MLPerf result stated in tokens/s.
+def for_mlperf_result(result: dict[str, Any]) -> tuple[DerivedFigure, ...]:
+    """Per-accelerator and per-kW throughput of an MLPerf result (a plain
+    :class:`~chipwatch.datasets.mlperf_summary.MlperfResult`, as
+    the parser gives it) stated in tokens/s.
 
     Per accelerator only for a system of one accelerator kind (a mixed system's average would belong
     to no chip); per kW only where the submitter measured system power in watts.
     """
-    if result.metric != "tokens_per_s":
+    if result["metric"] != "tokens_per_s":
         return ()
-    figures = [tokens_per_s_per_kw(result.value, result.power_w)]
-    if len(result.accelerators) == 1:
-        figures.append(tokens_per_s_per_accelerator(result.value, result.accelerator_count))
+    figures = [tokens_per_s_per_kw(result["value"], result["power_w"])]
+    if len(result["accelerators"]) == 1:
+        figures.append(tokens_per_s_per_accelerator(result["value"], result["accelerator_count"]))
     return tuple(figure for figure in figures if figure is not None)
 
 
@@ -87,7 +88,9 @@ def for_serving_result(result: ServingResult) -> tuple[DerivedFigure, ...]:
     return () if figure is None else (figure,)
 
 
-def for_chip(spec: ChipSpec) -> tuple[DerivedFigure, ...]:
-    """FLOP/s per W at every precision Epoch states a FLOP/s figure for, where the TDP is known."""
-    figures = (flop_s_per_w(flop_s, spec.tdp_w, precision=key) for key, flop_s in spec.flop_s.items())
+def for_chip(spec: dict[str, Any]) -> tuple[DerivedFigure, ...]:
+    """FLOP/s per W at every precision Epoch states a FLOP/s figure for, where the TDP is known
+    (``spec`` a plain :class:`~chipwatch.datasets.epoch_hardware.ChipSpec`, as the parser gives it)."""
+    tdp_w = spec["tdp_w"]
+    figures = (flop_s_per_w(flop_s, tdp_w, precision=key) for key, flop_s in spec["flop_s"].items())
     return tuple(figure for figure in figures if figure is not None)

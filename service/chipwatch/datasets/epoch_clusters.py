@@ -13,11 +13,26 @@ Source: Epoch AI, 'Data on GPU Clusters' / AI supercomputers, https://epoch.ai/d
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from chipwatch.datasets.records import ParseResult, PartialDate, Record
-from chipwatch.datasets.rows import Cells
-from chipwatch.datasets.tables import Column, collect_csv
+from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
+from chipwatch.datasets.rows import (
+    RowRejected,
+    Step,
+    cell_warning,
+    plain_choice,
+    plain_flag,
+    plain_integer,
+    plain_links,
+    plain_number,
+    plain_partial_date,
+    plain_text,
+    read_steps,
+)
+from chipwatch.datasets.tables import Column, collect_csv_plain
+from chipwatch.datasets.values import CellError
 
 KIND = "epoch-gpu-clusters"
 
@@ -86,7 +101,7 @@ class ChipQuantity:
 
 @dataclass(slots=True, kw_only=True)
 class ClusterDeployment(Record):
-    """One Epoch GPU cluster row.
+    """One Epoch GPU cluster row (the parser gives it in plain form, these its fields).
 
     ``status`` is ``planned`` | ``operational`` | ``decommissioned`` (None when Epoch's word is not
     known, ``status_raw`` keeps it); ``certainty`` is Epoch's ``confirmed`` | ``likely`` | ``unlikely``.
@@ -127,72 +142,100 @@ class ClusterDeployment(Record):
     source_links: tuple[str, ...] = ()
 
 
-# Column names made once, not once per row.
-_CHIP_NAMES = tuple((f"chip_{rank}", f"quantity_{rank}") for rank in ("primary", "secondary"))
-_OP_NAMES = tuple((key, f"op_{key}") for key in OP_COLUMNS)
 _SOURCE_NAMES = tuple(f"source_{n}" for n in range(1, 6))
 
 
-def _chips(cells: Cells) -> tuple[ChipQuantity, ...]:
-    chips = []
-    for chip_name, quantity_name in _CHIP_NAMES:
-        chip = cells.text(chip_name)
-        if chip is not None:
-            chips.append(ChipQuantity(chip=chip, quantity=cells.integer(quantity_name)))
-    return tuple(chips)
-
-
-def _op_s(cells: Cells) -> dict[str, float]:
-    figures = {key: cells.number(column) for key, column in _OP_NAMES}
-    return {key: value for key, value in figures.items() if value is not None}
-
-
-def _cluster(cells: Cells) -> ClusterDeployment:
-    name = cells.required("name")
-    links = tuple(url for column in _SOURCE_NAMES for url in cells.links(column))
-    return ClusterDeployment(
-        row=cells.row,
-        line=cells.line,
-        row_key=name,
-        name=name,
-        owner=cells.text("owner"),
-        country=cells.text("country"),
-        location=cells.text("location"),
-        sector=cells.text("sector"),
-        users=cells.text("users"),
-        status=cells.choice("status", STATUSES),
-        status_raw=cells.text("status"),
-        certainty=cells.choice("certainty", CERTAINTIES),
-        single_cluster=cells.flag("single_cluster"),
-        chips=_chips(cells),
-        total_chips=cells.integer("total_chips"),
-        h100_equivalents=cells.number("h100_equivalents"),
-        supplier=cells.text("supplier_primary"),
-        power_mw=cells.number("power_mw"),
-        power_mw_reported=cells.number("power_mw_reported"),
-        power_mw_calculated=cells.number("power_mw_calculated"),
-        hardware_cost_usd=cells.number("hardware_cost_usd"),
-        reported_cost_usd=cells.number("reported_cost_usd"),
-        first_operational=cells.partial_date("first_operational"),
-        first_operational_note=cells.text("first_operational_note"),
-        decommissioned=cells.partial_date("decommissioned"),
-        certainty_note=cells.text("certainty_note"),
-        note=cells.text("note"),
-        op_s=_op_s(cells),
-        possible_duplicate=cells.flag("possible_duplicate"),
-        possible_duplicate_of=cells.text("possible_duplicate_of"),
-        builds_upon=cells.text("builds_upon"),
-        superseded_by=cells.text("superseded_by"),
-        source_links=links,
+def _chips_step(labels: Mapping[str, str]) -> Callable[..., list[dict[str, Any]]]:
+    """The step reading the primary then the secondary chip type with its quantity (read only for a
+    chip that is named), as plain :class:`ChipQuantity` dicts."""
+    ranks = tuple(
+        (f"chip_{rank}", f"quantity_{rank}", labels.get(f"quantity_{rank}", f"quantity_{rank}"))
+        for rank in ("primary", "secondary")
     )
 
+    def read(get: Any, row: int, line: int | None, issues: list[RowIssue]) -> list[dict[str, Any]]:
+        chips = []
+        for chip_name, quantity_name, label in ranks:
+            chip = plain_text(get(chip_name))
+            if chip is not None:
+                try:
+                    quantity = plain_integer(get(quantity_name))
+                except CellError as exc:
+                    issues.append(RowIssue(row, cell_warning(label, exc), line))
+                    quantity = None
+                chips.append({"chip": chip, "quantity": quantity})
+        return chips
 
-def parse_gpu_clusters(data: bytes | str) -> ParseResult[ClusterDeployment]:
+    return read
+
+
+def _source_links(get: Any, _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
+    return [url for column in _SOURCE_NAMES for url in plain_links(get(column))]
+
+
+_TEXT, _NUMBER = plain_text, plain_number
+_STATUS, _CERTAINTY = plain_choice(STATUSES), plain_choice(CERTAINTIES)
+# The record's fields after its name, in order, each from its column (None: a step of its own).
+_FIELDS: tuple[tuple[str, str | None, str | None, Any], ...] = (
+    ("owner", None, "owner", _TEXT),
+    ("country", None, "country", _TEXT),
+    ("location", None, "location", _TEXT),
+    ("sector", None, "sector", _TEXT),
+    ("users", None, "users", _TEXT),
+    ("status", None, "status", _STATUS),
+    ("status_raw", None, "status", _TEXT),
+    ("certainty", None, "certainty", _CERTAINTY),
+    ("single_cluster", None, "single_cluster", plain_flag),
+    ("chips", None, None, _chips_step),
+    ("total_chips", None, "total_chips", plain_integer),
+    ("h100_equivalents", None, "h100_equivalents", _NUMBER),
+    ("supplier", None, "supplier_primary", _TEXT),
+    ("power_mw", None, "power_mw", _NUMBER),
+    ("power_mw_reported", None, "power_mw_reported", _NUMBER),
+    ("power_mw_calculated", None, "power_mw_calculated", _NUMBER),
+    ("hardware_cost_usd", None, "hardware_cost_usd", _NUMBER),
+    ("reported_cost_usd", None, "reported_cost_usd", _NUMBER),
+    ("first_operational", None, "first_operational", plain_partial_date),
+    ("first_operational_note", None, "first_operational_note", _TEXT),
+    ("decommissioned", None, "decommissioned", plain_partial_date),
+    ("certainty_note", None, "certainty_note", _TEXT),
+    ("note", None, "note", _TEXT),
+    *(("op_s", key, f"op_{key}", _NUMBER) for key in OP_COLUMNS),
+    ("possible_duplicate", None, "possible_duplicate", plain_flag),
+    ("possible_duplicate_of", None, "possible_duplicate_of", _TEXT),
+    ("builds_upon", None, "builds_upon", _TEXT),
+    ("superseded_by", None, "superseded_by", _TEXT),
+    ("source_links", None, None, lambda _labels: _source_links),
+)
+
+
+def _plan(labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
+    """The row builder of a file whose headers are ``labels``: a :class:`ClusterDeployment` in plain
+    form."""
+    steps: tuple[Step, ...] = tuple(
+        (name, key, None, convert(labels), "") if column is None
+        else (name, key, column, convert, labels.get(column, column))
+        for name, key, column, convert in _FIELDS
+    )
+    no_name = f"no {labels['name']}"
+
+    def build(cells: Mapping[str, str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        name = cells["name"].strip()
+        if not name:
+            raise RowRejected(no_name)
+        out = {"row": row, "row_key": name, "line": line, "link": None, "name": name}
+        return read_steps(cells.get, steps, row, line, issues, out)
+
+    return build
+
+
+def parse_gpu_clusters(data: bytes | str) -> ParseResult[dict[str, Any]]:
     """Deployments from an Epoch AI GPU clusters CSV.
 
-    Returns a ParseResult of :class:`ClusterDeployment` keyed by cluster name (anonymous rows sharing a
+    Returns a ParseResult of :class:`ClusterDeployment` records in plain form (dicts, as
+    :func:`~chipwatch.datasets.records.to_plain` gives) keyed by cluster name (anonymous rows sharing a
     name get a content digest appended); a row without a name is an error; a blank or unreadable figure
     or date is None (the latter also a warning). Raises DatasetFormatError naming the missing columns
     when the header is not this dataset's.
     """
-    return collect_csv(data, COLUMNS, _cluster, kind=KIND, on_conflict="digest")
+    return collect_csv_plain(data, COLUMNS, _plan, kind=KIND, on_conflict="digest")

@@ -13,12 +13,24 @@ Source: Epoch AI, 'Data on Machine Learning Hardware', https://epoch.ai/data/mac
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from chipwatch.datasets.records import ParseResult, PartialDate, Record
-from chipwatch.datasets.rows import Cells
-from chipwatch.datasets.tables import Column, collect_csv
+from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
+from chipwatch.datasets.rows import (
+    RowRejected,
+    Step,
+    plain_integer,
+    plain_links,
+    plain_number,
+    plain_partial_date,
+    plain_text,
+    plain_timestamp,
+    read_steps,
+)
+from chipwatch.datasets.tables import Column, collect_csv_plain
 
 KIND = "epoch-ml-hardware"
 
@@ -73,7 +85,8 @@ COLUMNS: tuple[Column, ...] = (
 
 @dataclass(slots=True, kw_only=True)
 class ChipSpec(Record):
-    """One Epoch hardware row. Figures are as Epoch states them (dense peak, per chip or board).
+    """One Epoch hardware row. Figures are as Epoch states them (dense peak, per chip or board). The
+    parser gives it in plain form (:func:`~chipwatch.datasets.records.to_plain`), these its fields.
 
     ``flop_s`` maps a precision key of :data:`FLOP_COLUMNS` to FLOP/s and ``op_s`` a key of
     :data:`OP_COLUMNS` to OP/s; a precision Epoch leaves blank is absent. ``release_price_usd`` is the
@@ -108,55 +121,62 @@ class ChipSpec(Record):
     last_modified: datetime | None = None
 
 
-_FLOP_NAMES = tuple((key, f"flop_{key}") for key in FLOP_COLUMNS)
-_OP_NAMES = tuple((key, f"op_{key}") for key in OP_COLUMNS)
+# The record's fields after its name, in order, each from its column: the plan a file's labels complete.
+_FIELDS: tuple[tuple[str, str | None, str, Any], ...] = (
+    ("manufacturer", None, "manufacturer", plain_text),
+    ("chip_type", None, "type", plain_text),
+    ("release_date", None, "release_date", plain_partial_date),
+    ("release_price_usd", None, "release_price_usd", plain_number),
+    ("tdp_w", None, "tdp_w", plain_number),
+    *(("flop_s", key, f"flop_{key}", plain_number) for key in FLOP_COLUMNS),
+    *(("op_s", key, f"op_{key}", plain_number) for key in OP_COLUMNS),
+    *((name, None, name, plain_number) for name in (
+        "memory_bytes", "memory_bandwidth_bytes_s", "intranode_bandwidth_bytes_s",
+        "internode_bandwidth_bit_s",
+    )),
+    ("foundry", None, "foundry", plain_text),
+    *((name, None, name, plain_number) for name in (
+        "process_nm", "die_size_mm2", "transistors_millions", "base_clock_mhz", "boost_clock_mhz",
+        "memory_clock_mhz", "memory_bus_bit",
+    )),
+    ("tensor_cores", None, "tensor_cores", plain_integer),
+    ("datasheet_links", None, None, None),
+    ("price_source", None, "price_source", plain_text),
+    ("ml_models", None, "ml_models", plain_text),
+    ("notes", None, "notes", plain_text),
+    ("last_modified", None, "last_modified", plain_timestamp),
+)
 
 
-def _figures(cells: Cells, names: tuple[tuple[str, str], ...]) -> dict[str, float]:
-    figures = {key: cells.number(column) for key, column in names}
-    return {key: value for key, value in figures.items() if value is not None}
+def _datasheet_links(get: Any, _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
+    return plain_links(get("datasheet"))
 
 
-def _chip(cells: Cells) -> ChipSpec:
-    name = cells.required("name")
-    return ChipSpec(
-        row=cells.row,
-        line=cells.line,
-        row_key=name,
-        name=name,
-        manufacturer=cells.text("manufacturer"),
-        chip_type=cells.text("type"),
-        release_date=cells.partial_date("release_date"),
-        release_price_usd=cells.number("release_price_usd"),
-        tdp_w=cells.number("tdp_w"),
-        flop_s=_figures(cells, _FLOP_NAMES),
-        op_s=_figures(cells, _OP_NAMES),
-        memory_bytes=cells.number("memory_bytes"),
-        memory_bandwidth_bytes_s=cells.number("memory_bandwidth_bytes_s"),
-        intranode_bandwidth_bytes_s=cells.number("intranode_bandwidth_bytes_s"),
-        internode_bandwidth_bit_s=cells.number("internode_bandwidth_bit_s"),
-        foundry=cells.text("foundry"),
-        process_nm=cells.number("process_nm"),
-        die_size_mm2=cells.number("die_size_mm2"),
-        transistors_millions=cells.number("transistors_millions"),
-        base_clock_mhz=cells.number("base_clock_mhz"),
-        boost_clock_mhz=cells.number("boost_clock_mhz"),
-        memory_clock_mhz=cells.number("memory_clock_mhz"),
-        memory_bus_bit=cells.number("memory_bus_bit"),
-        tensor_cores=cells.integer("tensor_cores"),
-        datasheet_links=cells.links("datasheet"),
-        price_source=cells.text("price_source"),
-        ml_models=cells.text("ml_models"),
-        notes=cells.text("notes"),
-        last_modified=cells.timestamp("last_modified"),
+def _plan(labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
+    """The row builder of a file whose headers are ``labels``: a :class:`ChipSpec` in plain form."""
+    steps: tuple[Step, ...] = tuple(
+        (name, key, None, _datasheet_links, "") if column is None
+        else (name, key, column, convert, labels.get(column, column))
+        for name, key, column, convert in _FIELDS
     )
+    no_name = f"no {labels['name']}"
+
+    def build(cells: Mapping[str, str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        name = cells["name"].strip()
+        if not name:
+            raise RowRejected(no_name)
+        out = {"row": row, "row_key": name, "line": line, "link": None, "name": name}
+        return read_steps(cells.get, steps, row, line, issues, out)
+
+    return build
 
 
-def parse_ml_hardware(data: bytes | str) -> ParseResult[ChipSpec]:
+def parse_ml_hardware(data: bytes | str) -> ParseResult[dict[str, Any]]:
     """Chip specifications from an Epoch AI ML hardware CSV export (either layout).
 
-    Returns a ParseResult of :class:`ChipSpec` keyed by hardware name; a row without a name is an error,
-    a figure that is blank or unreadable is None (the latter also a warning). Raises DatasetFormatError
-    naming the missing columns when the header is not this dataset's.
+    Returns a ParseResult of :class:`ChipSpec` records in plain form (dicts: dates ISO text, a release
+    date ``{"value", "precision"}``, links a list) keyed by hardware name; a row without a name is an
+    error, a figure that is blank or unreadable is None (the latter also a warning). Raises
+    DatasetFormatError naming the missing columns when the header is not this dataset's.
     """
-    return collect_csv(data, COLUMNS, _chip, kind=KIND)
+    return collect_csv_plain(data, COLUMNS, _plan, kind=KIND)

@@ -30,7 +30,8 @@ class DatasetKind:
     """A file format: its kind name, a title, the record type, its parser and the options it accepts.
 
     ``required_options`` must be given by the caller (or read from the file name); ``media_type`` is
-    what the file is served as.
+    what the file is served as. ``plain``: the parser gives its records in plain form (dicts with the
+    record type's fields, as :func:`~chipwatch.datasets.records.to_plain` gives), not as records.
     """
 
     name: str
@@ -40,25 +41,26 @@ class DatasetKind:
     media_type: str
     options: tuple[str, ...] = ()
     required_options: tuple[str, ...] = ()
+    plain: bool = False
 
 
 DATASET_KINDS: dict[str, DatasetKind] = {
     kind.name: kind
     for kind in (
         DatasetKind(epoch_hardware.KIND, "Epoch AI ML hardware", epoch_hardware.ChipSpec,
-                    epoch_hardware.parse_ml_hardware, "text/csv"),
+                    epoch_hardware.parse_ml_hardware, "text/csv", plain=True),
         DatasetKind(epoch_clusters.KIND, "Epoch AI GPU clusters", epoch_clusters.ClusterDeployment,
-                    epoch_clusters.parse_gpu_clusters, "text/csv"),
+                    epoch_clusters.parse_gpu_clusters, "text/csv", plain=True),
         DatasetKind(epoch_funding.KIND, "Epoch AI funding rounds", epoch_funding.FundingRoundRecord,
                     epoch_funding.parse_funding_rounds, "text/csv"),
         DatasetKind(mlperf_summary.KIND, "MLPerf Inference summary results", mlperf_summary.MlperfResult,
-                    mlperf_summary.parse_summary_results, "application/json"),
+                    mlperf_summary.parse_summary_results, "application/json", plain=True),
         DatasetKind(mlperf_systems.KIND, "MLPerf Inference system description", mlperf_systems.MlperfSystem,
                     mlperf_systems.parse_system_description, "application/json", options=("system_id",)),
         DatasetKind(mlperf_logs.KIND, "MLPerf LoadGen log summary", mlperf_logs.MlperfLogResult,
                     mlperf_logs.parse_log_summary, "text/plain", options=("context",)),
         DatasetKind(inferencex_evals.KIND, "InferenceX accuracy evals", inferencex_evals.EvalResult,
-                    inferencex_evals.parse_evals, "application/json"),
+                    inferencex_evals.parse_evals, "application/json", plain=True),
         DatasetKind(benchmark_serving.KIND, "benchmark_serving run", benchmark_serving.ServingResult,
                     benchmark_serving.parse_benchmark_serving, "application/json",
                     options=("hardware", "accelerator_count", "row_key"), required_options=("hardware",)),

@@ -20,8 +20,17 @@ from typing import Any
 
 from chipwatch.datasets.hardware_names import HardwarePart, split_hardware
 from chipwatch.datasets.records import ParseResult, Record, RowIssue
-from chipwatch.datasets.rows import Cells, Collector, RowRejected
+from chipwatch.datasets.rows import (
+    Collector,
+    RowRejected,
+    cell_warning,
+    plain_flag,
+    plain_integer,
+    plain_number,
+    plain_text,
+)
 from chipwatch.datasets.tables import json_records
+from chipwatch.datasets.values import CellError, text
 from chipwatch.vocab.verification import Verification
 
 KIND = "mlperf-inference-summary"
@@ -45,7 +54,7 @@ _ACCURACY_PAIR = re.compile(r"([A-Za-z][\w%]*)\s*:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?
 
 @dataclass(slots=True, kw_only=True)
 class MlperfResult(Record):
-    """One MLPerf Inference result row.
+    """One MLPerf Inference result row (the parser gives it in plain form, these its fields).
 
     ``division`` is ``closed`` | ``open``; ``category`` is MLPerf's suite (``datacenter`` | ``edge``);
     ``availability`` is ``available`` | ``preview`` | ``rdi``. ``value`` is in ``unit`` (``Tokens/s``,
@@ -113,77 +122,116 @@ def verification_for(division: str | None, availability: str | None) -> Verifica
     return "vendor_reported"
 
 
-def _power(cells: Cells) -> tuple[float | None, float | None]:
-    figure = cells.number("Power_Result")
-    units = (cells.text("Power_Units") or "").casefold()
+def _number(value: Any, label: str, row: int, issues: list[RowIssue]) -> float | None:
+    try:
+        return plain_number(value)
+    except CellError as exc:
+        issues.append(RowIssue(row, cell_warning(label, exc)))
+        return None
+
+
+def _integer(value: Any, label: str, row: int, issues: list[RowIssue]) -> int | None:
+    try:
+        return plain_integer(value)
+    except CellError as exc:
+        issues.append(RowIssue(row, cell_warning(label, exc)))
+        return None
+
+
+def _power(get: Any, row: int, issues: list[RowIssue]) -> tuple[float | None, float | None]:
+    figure = _number(get("Power_Result"), "Power_Result", row, issues)
+    units = (plain_text(get("Power_Units")) or "").casefold()
     if figure is None:
         return None, None
     if units in ("watts", "w"):
         return figure, None
     if units in ("millijoules", "mj"):
         return None, figure
-    cells.warnings.append(RowIssue(cells.row, f"Power_Units: {units!r} is not a known unit; power unknown"))
+    issues.append(RowIssue(row, f"Power_Units: {units!r} is not a known unit; power unknown"))
     return None, None
 
 
 def _accelerators(
-    cells: Cells,
-) -> tuple[str | None, int | None, int | None, int | None, tuple[HardwarePart, ...]]:
-    accelerator = cells.text("Accelerator")
-    per_node = cells.integer("a#")
-    nodes = cells.integer("Nodes")
+    get: Any, row: int, issues: list[RowIssue]
+) -> tuple[str | None, int | None, int | None, int | None, list[dict[str, Any]]]:
+    accelerator = plain_text(get("Accelerator"))
+    per_node = _integer(get("a#"), "a#", row, issues)
+    nodes = _integer(get("Nodes"), "Nodes", row, issues)
     if accelerator is None:
-        return None, per_node, nodes, None, ()
+        return None, per_node, nodes, None, []
     total = per_node * nodes if per_node is not None and nodes is not None else None
     parts = split_hardware(accelerator, count=total)
     if len(parts) > 1 and all(part.count is not None for part in parts):
         total = sum(part.count or 0 for part in parts)
-    return accelerator, per_node, nodes, total, parts
+    return accelerator, per_node, nodes, total, [{"name": part.name, "count": part.count} for part in parts]
 
 
-def _result(cells: Cells) -> MlperfResult:
-    mlperf_id, model, scenario = cells.required("ID"), cells.required("Model"), cells.required("Scenario")
-    value = cells.number("Performance_Result")
+def _required(get: Any, name: str) -> str:
+    result = text(get(name))
+    if result is None:
+        raise RowRejected(f"no {name}")
+    return result
+
+
+def _flag(value: Any, label: str, row: int, issues: list[RowIssue]) -> bool | None:
+    try:
+        return plain_flag(value)
+    except CellError as exc:
+        issues.append(RowIssue(row, cell_warning(label, exc)))
+        return None
+
+
+def _result(element: dict[str, Any], row: int, _line: None, issues: list[RowIssue]) -> dict[str, Any]:
+    """One element as a plain :class:`MlperfResult`, its fields in order; raises RowRejected."""
+    get = element.get
+    mlperf_id, model, scenario = _required(get, "ID"), _required(get, "Model"), _required(get, "Scenario")
+    value = _number(get("Performance_Result"), "Performance_Result", row, issues)
     if value is None:
         raise RowRejected("Performance_Result is blank or not a number")
-    unit = cells.text("Performance_Units")
-    accelerator, per_node, nodes, total, parts = _accelerators(cells)
-    power_w, energy_mj = _power(cells)
-    division, availability = cells.text("Category"), cells.text("Availability")
-    return MlperfResult(
-        row=cells.row, row_key=f"{mlperf_id}/{model}/{scenario}", link=cells.text("Details"),
-        mlperf_id=mlperf_id, round=cells.text("version"), submitter=cells.required("Submitter"),
-        division=division, category=cells.text("Suite"), availability=availability,
-        system=cells.text("System"), platform=cells.text("Platform"),
-        model=model, model_used=cells.text("UsedModel"), scenario=scenario,
-        metric=METRICS.get((unit or "").casefold()), value=value, unit=unit,
-        accelerator=accelerator, accelerators_per_node=per_node, nodes=nodes, accelerator_count=total,
-        accelerators=parts, host_processor=cells.text("Processor"),
-        host_processors_per_node=cells.integer("host_processors_per_node"),
-        host_processor_core_count=cells.integer("host_processor_core_count"),
-        software=cells.text("Software"), operating_system=cells.text("operating_system"),
-        weight_data_types=cells.text("weight_data_types"),
-        accuracy_target_pct=accuracy_target_pct(model), accuracy=accuracy_metrics(cells.text("Accuracy")),
-        accuracy_text=cells.text("Accuracy"), power_w=power_w, energy_per_query_mj=energy_mj,
-        inferred=cells.flag("inferred"), notes=cells.text("Notes"), code_link=cells.text("Code"),
-        location=cells.text("Location"), audit_id=cells.text("Unique ID (e.g. for Audit)"),
-        verification=verification_for(division, availability),
-    )
+    unit = plain_text(get("Performance_Units"))
+    accelerator, per_node, nodes, total, parts = _accelerators(get, row, issues)
+    power_w, energy_mj = _power(get, row, issues)
+    division, availability = plain_text(get("Category")), plain_text(get("Availability"))
+    link, version = plain_text(get("Details")), plain_text(get("version"))
+    submitter = _required(get, "Submitter")
+    host_per_node = _integer(get("host_processors_per_node"), "host_processors_per_node", row, issues)
+    host_cores = _integer(get("host_processor_core_count"), "host_processor_core_count", row, issues)
+    accuracy = plain_text(get("Accuracy"))
+    return {
+        "row": row, "row_key": f"{mlperf_id}/{model}/{scenario}", "line": None, "link": link,
+        "mlperf_id": mlperf_id, "round": version, "submitter": submitter,
+        "division": division, "category": plain_text(get("Suite")), "availability": availability,
+        "system": plain_text(get("System")), "platform": plain_text(get("Platform")),
+        "model": model, "model_used": plain_text(get("UsedModel")), "scenario": scenario,
+        "metric": METRICS.get((unit or "").casefold()), "value": value, "unit": unit,
+        "accelerator": accelerator, "accelerators_per_node": per_node, "nodes": nodes,
+        "accelerator_count": total, "accelerators": parts, "host_processor": plain_text(get("Processor")),
+        "host_processors_per_node": host_per_node, "host_processor_core_count": host_cores,
+        "software": plain_text(get("Software")), "operating_system": plain_text(get("operating_system")),
+        "weight_data_types": plain_text(get("weight_data_types")),
+        "accuracy_target_pct": accuracy_target_pct(model), "accuracy": accuracy_metrics(accuracy),
+        "accuracy_text": accuracy, "power_w": power_w, "energy_per_query_mj": energy_mj,
+        "inferred": _flag(get("inferred"), "inferred", row, issues), "notes": plain_text(get("Notes")),
+        "code_link": plain_text(get("Code")), "location": plain_text(get("Location")),
+        "audit_id": plain_text(get("Unique ID (e.g. for Audit)")),
+        "verification": verification_for(division, availability),
+    }
 
 
-def parse_summary_results(data: bytes | str) -> ParseResult[MlperfResult]:
+def parse_summary_results(data: bytes | str) -> ParseResult[dict[str, Any]]:
     """Benchmark results from an MLPerf Inference ``summary_results.json``.
 
-    Returns a ParseResult of :class:`MlperfResult` keyed by ``<ID>/<Model>/<Scenario>``; an element that
-    is not an object, or lacks its ID, model, scenario, submitter or a numeric result, is an error with
-    its 1-based position. Raises DatasetFormatError naming the missing fields when the document is not
-    such an array.
+    Returns a ParseResult of :class:`MlperfResult` records in plain form (dicts, as
+    :func:`~chipwatch.datasets.records.to_plain` gives; ``accelerators`` a list of ``{"name",
+    "count"}``) keyed by ``<ID>/<Model>/<Scenario>``; an element that is not an object, or lacks its ID,
+    model, scenario, submitter or a numeric result, is an error with its 1-based position. Raises
+    DatasetFormatError naming the missing fields when the document is not such an array.
     """
     elements: list[Any] = json_records(data, kind=KIND, required=REQUIRED_FIELDS)
-    collector: Collector[MlperfResult] = Collector(KIND)
+    collector: Collector[dict[str, Any]] = Collector(KIND)
     for position, element in enumerate(elements, start=1):
         if not isinstance(element, dict):
             collector.reject(position, f"expected an object, found a {type(element).__name__}")
             continue
-        collector.add(Cells(element, position), _result)
+        collector.add_plain(_result, element, position)
     return collector.result()

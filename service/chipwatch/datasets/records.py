@@ -106,16 +106,18 @@ class Record:
     link: str | None = None
 
 
-R = TypeVar("R", bound=Record)
+R = TypeVar("R", bound="Record | dict[str, Any]")
 
 
 @dataclass(frozen=True, slots=True)
 class ParseResult(Generic[R]):
     """What a parser read from one file.
 
-    ``records`` are the good rows in file order, one per key; ``errors`` are rows skipped with their
-    reason; ``warnings`` are cells read as unknown; ``duplicates`` are rows that repeated an earlier row
-    exactly and were folded into it; ``rows_read`` counts every record position in the file.
+    ``records`` are the good rows in file order, one per key (records, or for the large formats their
+    plain form: a dict as :func:`to_plain` gives, the parser's record class naming its fields);
+    ``errors`` are rows skipped with their reason; ``warnings`` are cells read as unknown;
+    ``duplicates`` are rows that repeated an earlier row exactly and were folded into it;
+    ``rows_read`` counts every record position in the file.
     """
 
     kind: str
@@ -127,7 +129,10 @@ class ParseResult(Generic[R]):
 
     def by_key(self) -> dict[str, R]:
         """Records by their row key."""
-        return {record.row_key: record for record in self.records}
+        return {
+            record["row_key"] if record.__class__ is dict else record.row_key: record  # type: ignore[index, union-attr]
+            for record in self.records
+        }
 
 
 def to_plain(value: Any) -> Any:
@@ -140,11 +145,12 @@ def to_plain(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
 
-def fact_fields(record: Record) -> dict[str, Any]:
+def fact_fields(record: Record | dict[str, Any]) -> dict[str, Any]:
     """The record's stated content as plain data, without where it sat in the file (row, line, key).
+    ``record`` is a record or already its plain form (what the large formats' parsers give).
 
     Two versions of a row are the same fact unchanged exactly when these dicts are equal; a field-by-field
     diff of them is the row's change.
     """
-    plain = to_plain(record)
+    plain = record if record.__class__ is dict else to_plain(record)
     return {name: value for name, value in plain.items() if name not in BOOKKEEPING_FIELDS}

@@ -1,8 +1,11 @@
 """Reading one row's cells with warnings, collecting a file's records, and folding duplicate rows.
 
-A parser reads each row through :class:`Cells`: an unreadable cell becomes None plus a warning naming
-the column as the file spells it, and a missing required value raises :class:`RowRejected`, which the
-:class:`Collector` records as the row's error. Nothing here raises for a bad row.
+A parser reads each row through :class:`Cells`, or, for the large formats, through a column plan made
+once per file (:data:`Step`, :func:`read_steps`) straight into the row's plain record (a dict of JSON
+values, the form :func:`~chipwatch.datasets.records.to_plain` gives a record). Either way an
+unreadable cell becomes None plus a warning naming the column as the file spells it, and a missing
+required value raises :class:`RowRejected`, which the :class:`Collector` records as the row's error.
+Nothing here raises for a bad row.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, Literal
 
 import orjson
@@ -35,6 +39,154 @@ _EXACT_INTEGER = 2**53
 
 class RowRejected(Exception):
     """The row cannot become a record; the message is the reason reported with its row number."""
+
+
+class UnknownWord(values.CellError):
+    """A vocabulary cell whose word is not in the vocabulary: warned as it is, without "read as
+    unknown" (an unknown status is unknown, not the nearest known one)."""
+
+
+# ---------------------------------------------------------------- cell converters to plain values
+# Each takes the cell as the file holds it (text for CSV, any JSON value, None when absent) and returns
+# its plain value, as the Cells method of the same name followed by to_plain would; raises CellError
+# for an unreadable cell, which the caller warns about.
+
+
+def plain_text(value: Any) -> str | None:
+    """Stripped text, None when blank (:meth:`Cells.text`)."""
+    if value.__class__ is str:
+        return value.strip() or None
+    if value is None:
+        return None
+    return values.text(value)
+
+
+def plain_number(value: Any) -> float | None:
+    """A finite non-negative number or None (:meth:`Cells.number`); raises CellError otherwise."""
+    if not value and value != 0:
+        return None
+    cls = value.__class__
+    if cls is str or cls is float or cls is int:
+        try:
+            result = float(value)
+        except (ValueError, OverflowError):
+            pass
+        else:
+            if result - result == 0.0 and result >= 0.0:
+                return result
+    return values.number(value)
+
+
+def plain_integer(value: Any) -> int | None:
+    """A whole non-negative number or None (:meth:`Cells.integer`); raises CellError otherwise."""
+    if value.__class__ is str or value.__class__ is int:
+        try:
+            result = int(value)
+        except ValueError:
+            pass
+        else:
+            if 0 <= result <= _EXACT_INTEGER:
+                return result
+    if not value and value != 0:
+        return None
+    return values.integer(value)
+
+
+def plain_partial_date(value: Any) -> dict[str, str] | None:
+    """``{"value": "YYYY-MM-DD", "precision": ...}`` or None (:meth:`Cells.partial_date`)."""
+    if not value and value != 0:
+        return None
+    result = values.partial_date(value)
+    return None if result is None else {"value": result.value.isoformat(), "precision": result.precision}
+
+
+def plain_timestamp(value: Any) -> str | None:
+    """ISO 8601 text of an aware time, as orjson writes it, or None (:meth:`Cells.timestamp`)."""
+    if not value and value != 0:
+        return None
+    result = values.timestamp(value)
+    return None if result is None else orjson.dumps(result).decode()[1:-1]
+
+
+def plain_flag(value: Any) -> bool | None:
+    """True, False or None (:meth:`Cells.flag`); raises CellError for other text."""
+    if not value and value != 0:
+        return None
+    return values.flag(value)
+
+
+def plain_links(value: Any) -> list[str]:
+    """Every URL in the cell (:meth:`Cells.links`)."""
+    return list(values.links(value)) if value else []
+
+
+def plain_choice(mapping: Mapping[str, str]) -> Callable[[Any], str | None]:
+    """A converter to the word ``mapping`` gives for the cell's casefolded text (:meth:`Cells.choice`):
+    None when blank; raises :class:`UnknownWord` for a word ``mapping`` lacks."""
+
+    def convert(value: Any) -> str | None:
+        raw = plain_text(value)
+        if raw is None:
+            return None
+        result = mapping.get(raw.casefold())
+        if result is None:
+            raise UnknownWord(f"{raw[:40]!r} is not a known value")
+        return result
+
+    return convert
+
+
+Step = tuple[str, "str | None", Any, Callable[..., Any], str]
+"""One field of a column plan: ``(field, key, column, convert, label)``. ``convert(cell)`` reads the
+cell ``column`` (a CSV column's canonical name or a JSON field); its value is the record's ``field``,
+or with a ``key``, the entry ``key`` of the dict ``field`` (kept only when known; the dict is made at
+its first step even when every entry is unknown). With ``column`` None, ``convert(get, row, line,
+issues)`` reads the row itself (several cells) and appends its own warnings. ``label`` names the column
+in a warning."""
+
+
+def read_steps(
+    get: Callable[[str], Any],
+    steps: tuple[Step, ...],
+    row: int,
+    line: int | None,
+    issues: list[RowIssue],
+    out: dict[str, Any],
+) -> dict[str, Any]:
+    """Fill ``out`` with the plain value of every step, in order, reading cells with ``get``; an
+    unreadable cell is None (or left out of its dict) and a warning in ``issues``. Returns ``out``."""
+    text = plain_text
+    for name, key, column, convert, label in steps:
+        if column is None:
+            out[name] = convert(get, row, line, issues)
+            continue
+        raw = get(column)
+        if raw is None or raw == "":
+            value = None
+        elif convert is text and raw.__class__ is str:  # the most common cell, without a call
+            value = raw.strip() or None
+        else:
+            try:
+                value = convert(raw)
+            except values.CellError as exc:
+                issues.append(RowIssue(row, cell_warning(label, exc), line))
+                value = None
+        if key is None:
+            out[name] = value
+        else:
+            group = out.get(name)
+            if group is None:
+                group = out[name] = {}
+            if value is not None:
+                group[key] = value
+    return out
+
+
+def cell_warning(label: str, exc: values.CellError) -> str:
+    """The warning an unreadable cell gets, naming its column as the file does."""
+    if exc.__class__ is UnknownWord:
+        return f"{label}: {exc}"
+    return f"{label}: {exc}; read as unknown"
 
 
 @dataclass(slots=True)
@@ -158,16 +310,17 @@ class Cells:
         return values.links(value) if value else ()
 
 
-def content_digest(record: Record) -> str:
+def content_digest(record: Record | dict[str, Any]) -> str:
     """Hex SHA-256 of the record's stated content (:func:`fact_fields`), independent of its position."""
     encoded = orjson.dumps(fact_fields(record), option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(encoded).hexdigest()
 
 
-def _content_digests(records: list[R]) -> dict[int, str]:
-    """:func:`content_digest` of each of ``records`` by ``id(record)``: their plain forms made in one
-    pass (one orjson round trip for them all instead of one per record), the digests the same."""
-    plains = to_plain(records)
+def _content_digests(records: list[Any]) -> dict[int, str]:
+    """:func:`content_digest` of each of ``records`` (dataclasses or plain dicts) by ``id(record)``:
+    their plain forms made in one pass (one orjson round trip for them all instead of one per record),
+    the digests the same."""
+    plains = records if records and records[0].__class__ is dict else to_plain(records)
     out: dict[int, str] = {}
     for record, plain in zip(records, plains, strict=True):
         content = {name: value for name, value in plain.items() if name not in BOOKKEEPING_FIELDS}
@@ -203,6 +356,26 @@ class Collector(Generic[R]):
         self.warnings.extend(cells.warnings)
         self.records.append(record)
 
+    def add_plain(
+        self,
+        build: Callable[[Any, int, int | None, list[RowIssue]], Any],
+        cells: Any,
+        row: int,
+        line: int | None = None,
+    ) -> None:
+        """Add the plain record ``build(cells, row, line, issues)`` returns; a RowRejected becomes the
+        row's error, the warnings it appended to ``issues`` are kept when the row is."""
+        self.rows_read += 1
+        issues: list[RowIssue] = []
+        try:
+            record = build(cells, row, line, issues)
+        except RowRejected as exc:
+            self.errors.append(RowIssue(row, str(exc), line))
+            return
+        if issues:
+            self.warnings += issues
+        self.records.append(record)
+
     def reject(self, row: int, reason: str, line: int | None = None) -> None:
         """Count a row that could not even be read into cells, with its reason."""
         self.rows_read += 1
@@ -222,31 +395,42 @@ class Collector(Generic[R]):
         )
 
 
+def _key_of(records: list[Any]) -> Callable[[Any], str]:
+    if records and records[0].__class__ is dict:
+        return itemgetter("row_key")
+    return attrgetter("row_key")
+
+
 def _fold(records: list[R], on_conflict: OnConflict) -> tuple[list[R], list[Duplicate], list[RowIssue]]:
     """Drop exact repeats of a key (reported), then resolve keys still shared by different rows.
 
-    Content digests are computed only for rows whose key occurs more than once.
+    Records are dataclasses or plain dicts (one kind per file). Content digests are computed only for
+    rows whose key occurs more than once.
     """
+    key_of = _key_of(records)
     counts: dict[str, int] = {}
     for record in records:
-        counts[record.row_key] = counts.get(record.row_key, 0) + 1
+        key = key_of(record)
+        counts[key] = counts.get(key, 0) + 1
     if all(count == 1 for count in counts.values()):
         return list(records), [], []
+    row_of = itemgetter("row") if key_of.__class__ is itemgetter else attrgetter("row")
     first: dict[tuple[str, str], R] = {}
     kept: list[tuple[R, str]] = []
     duplicates: list[Duplicate] = []
-    digests = _content_digests([record for record in records if counts[record.row_key] > 1])
+    digests = _content_digests([record for record in records if counts[key_of(record)] > 1])
     for record in records:
-        digest = digests[id(record)] if counts[record.row_key] > 1 else ""
-        seen = first.get((record.row_key, digest))
+        key = key_of(record)
+        digest = digests[id(record)] if counts[key] > 1 else ""
+        seen = first.get((key, digest))
         if seen is not None:
-            duplicates.append(Duplicate(record.row, record.row_key, seen.row))
+            duplicates.append(Duplicate(row_of(record), key, row_of(seen)))
             continue
-        first[(record.row_key, digest)] = record
+        first[(key, digest)] = record
         kept.append((record, digest))
     distinct: dict[str, int] = {}
     for record, _digest in kept:
-        distinct[record.row_key] = distinct.get(record.row_key, 0) + 1
+        distinct[key_of(record)] = distinct.get(key_of(record), 0) + 1
     out, conflicts = _resolve_conflicts(kept, distinct, on_conflict)
     return out, duplicates, conflicts
 
@@ -258,16 +442,22 @@ def _resolve_conflicts(
     conflicts: list[RowIssue] = []
     first_row: dict[str, int] = {}
     for record, digest in kept:
-        if distinct[record.row_key] == 1:
+        plain = record.__class__ is dict
+        key = record["row_key"] if plain else record.row_key
+        if distinct[key] == 1:
             out.append(record)
         elif on_conflict == "digest":
             # In place: the record is this parse's own, and dataclasses.replace copies every field.
-            record.row_key = f"{record.row_key} #{digest[:8]}"
+            if plain:
+                record["row_key"] = f"{key} #{digest[:8]}"
+            else:
+                record.row_key = f"{key} #{digest[:8]}"
             out.append(record)
-        elif record.row_key in first_row:
-            reason = f"key {record.row_key!r} repeats row {first_row[record.row_key]} with other values"
-            conflicts.append(RowIssue(record.row, reason, record.line))
+        elif key in first_row:
+            row, line = (record["row"], record["line"]) if plain else (record.row, record.line)
+            reason = f"key {key!r} repeats row {first_row[key]} with other values"
+            conflicts.append(RowIssue(row, reason, line))
         else:
-            first_row[record.row_key] = record.row
+            first_row[key] = record["row"] if plain else record.row
             out.append(record)
     return out, conflicts

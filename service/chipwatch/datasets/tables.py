@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from chipwatch.datasets.records import DatasetFormatError, ParseResult, R
+from chipwatch.datasets.records import DatasetFormatError, ParseResult, R, RowIssue
 from chipwatch.datasets.rows import Cells, Collector, OnConflict
 
 _SPACES = re.compile(r"\s+")
@@ -87,6 +87,19 @@ class BadRow:
     reason: str
 
 
+def _open_csv(data: bytes | str, columns: Sequence[Column], kind: str):
+    reader = csv.reader(io.StringIO(decode_text(data, kind), newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise DatasetFormatError(kind, f"malformed CSV: {exc}") from None
+    if not header or not any(cell.strip() for cell in header):
+        raise DatasetFormatError(kind, "there is no header row")
+    indexes = _column_indexes(header, columns, kind)
+    labels = {name: header[index].strip() for name, index in indexes.items()}
+    return reader, header, indexes, labels
+
+
 def read_csv(data: bytes | str, columns: Sequence[Column], *, kind: str) -> Iterator[Cells | BadRow]:
     """Each data row of a CSV file as :class:`Cells` keyed by canonical column name.
 
@@ -95,19 +108,15 @@ def read_csv(data: bytes | str, columns: Sequence[Column], *, kind: str) -> Iter
     DatasetFormatError (before yielding anything) when the text is not UTF-8, there is no header, or the
     header lacks a required column; and if the CSV itself is malformed.
     """
-    reader = csv.reader(io.StringIO(decode_text(data, kind), newline=""))
-    try:
-        header = next(reader, None)
-        if not header or not any(cell.strip() for cell in header):
-            raise DatasetFormatError(kind, "there is no header row")
-        indexes = _column_indexes(header, columns, kind)
-        labels = {name: header[index].strip() for name, index in indexes.items()}
-        return _rows(reader, header, indexes, labels, kind)
-    except csv.Error as exc:
-        raise DatasetFormatError(kind, f"malformed CSV: {exc}") from None
+    reader, header, indexes, labels = _open_csv(data, columns, kind)
+    return (
+        item if item.__class__ is BadRow else Cells(item[0], item[1], item[2], labels)
+        for item in _rows(reader, header, indexes, kind)
+    )
 
 
-def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], labels: Mapping[str, str], kind: str):
+def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], kind: str):
+    """``(cells by canonical name, row, line)`` of each data row, or a BadRow."""
     row = 0
     width = len(header)
     # The file's column plan, made once: the canonical names and one getter of their cells.
@@ -127,7 +136,7 @@ def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], labels: Map
         if len(cells) != width:
             yield BadRow(row, line, f"{len(cells)} cells under a header of {width}")
             continue
-        yield Cells(dict(zip(names, pick(cells))), row, line, labels)  # noqa: B905
+        yield dict(zip(names, pick(cells))), row, line  # noqa: B905
 
 
 def collect_csv(
@@ -148,6 +157,36 @@ def collect_csv(
             collector.reject(item.row, item.reason, item.line)
         else:
             collector.add(item, build)
+    return collector.result()
+
+
+PlainBuild = Callable[[Mapping[str, Any], int, "int | None", list[RowIssue]], dict[str, Any]]
+
+
+def collect_csv_plain(
+    data: bytes | str,
+    columns: Sequence[Column],
+    plan: Callable[[Mapping[str, str]], PlainBuild],
+    *,
+    kind: str,
+    on_conflict: OnConflict = "error",
+) -> ParseResult[dict[str, Any]]:
+    """Every row of a CSV file as a plain record, collected into a ParseResult.
+
+    ``plan(labels)`` is called once per file with the file's headers by canonical column name and
+    returns the row builder: ``build(cells, row, line, issues)`` gives the row's plain record (cells by
+    canonical name, absent columns missing), appends its warnings to ``issues``, and raises RowRejected
+    for a row that cannot be one. Raises DatasetFormatError as :func:`read_csv` does.
+    """
+    reader, header, indexes, labels = _open_csv(data, columns, kind)
+    build = plan(labels)
+    collector: Collector[dict[str, Any]] = Collector(kind, on_conflict)
+    add = collector.add_plain
+    for item in _rows(reader, header, indexes, kind):
+        if item.__class__ is BadRow:
+            collector.reject(item.row, item.reason, item.line)
+        else:
+            add(build, *item)
     return collector.result()
 
 

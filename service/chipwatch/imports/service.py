@@ -149,6 +149,12 @@ def _issues(issues: Any, file: str | None = None) -> list[dict[str, Any]]:
     return [{**where, "row": issue.row, "reason": issue.reason} for issue in list(issues)[:REPORT_LIMIT]]
 
 
+def _plain_records(parsed: ParseResult[Any]) -> list[dict[str, Any]]:
+    """The parsed records in plain form: the large formats' parsers give them so already."""
+    records = list(parsed.records)
+    return records if records and records[0].__class__ is dict else to_plain(records)
+
+
 def _parse(request: ImportRequest) -> _Parsed:
     _check_kind(request)
     if request.files:
@@ -157,7 +163,7 @@ def _parse(request: ImportRequest) -> _Parsed:
     if not parsed.records and not parsed.errors:
         # An empty version would retire every fact the dataset gave: refused, never applied.
         raise ImportRefused(f"the {request.kind} file holds no rows: refused rather than retiring every row")
-    records = to_plain(list(parsed.records))
+    records = _plain_records(parsed)
     return _Parsed(
         records=records,
         rows=[r["row"] for r in records],
@@ -198,7 +204,7 @@ def _parse_batch(request: ImportRequest) -> _Parsed:
             {"file": file.name, "row": d.row, "key": d.key, "first_row": d.first_row}
             for d in parsed.duplicates
         ]
-        for record in to_plain(list(parsed.records)):
+        for record in _plain_records(parsed):
             key, content = record["row_key"], {k: v for k, v in record.items() if k not in ("row", "line")}
             earlier = first_of.get(key)
             if earlier is not None:
