@@ -19,8 +19,14 @@ from typing import Any, Literal, get_args
 from chipwatch.candidates.figures import money, yen_sign_currency
 from chipwatch.candidates.lexicon import Lexicon
 from chipwatch.candidates.names import reporter
-from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
-from chipwatch.candidates.read_deployments import complete, deploy_verb_in, has_verb, read_deployments
+from chipwatch.candidates.read_claims import launch_verbs, read_benchmarks, read_launches
+from chipwatch.candidates.read_deployments import (
+    complete,
+    deploy_verb_in,
+    deploy_verbs,
+    has_verb,
+    read_deployments,
+)
 from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
 from chipwatch.candidates.textparts import Draft, Part, fold_name, read_part
 from chipwatch.text.normalize import normalize_with_offsets
@@ -168,6 +174,8 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
     """
     kinds = _kinds_in(title.lower())
     summary_kinds: list[set[str]] = []
+    # The verbs found while choosing the summary's sentences, handed to the summary's part for its readers.
+    verbs: dict[Any, Any] = {}
 
     def keep(norm: str, spans: list[tuple[int, int]]) -> list[bool]:
         whole = norm.lower()
@@ -188,13 +196,13 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         # with no verb of deploying anywhere. The item's kinds stay as its words name them.
         deploying: bool | None = None
         for found, (a, b) in zip(summary_kinds, spans, strict=True):
-            if "launch" in found and not launch_verb_in(norm, a, b):
+            if "launch" in found and not launch_verbs(norm, a, b, verbs):
                 found.discard("launch")
             if "deployment" in found:
                 if deploying is None:
                     deploying = deploy_verb_in(normalize_with_offsets(title)[0]) or any(
-                        deploy_verb_in(norm, s, e) for f, (s, e) in zip(summary_kinds, spans, strict=True)
-                        if "deployment" in f
+                        deploy_verbs(norm, s, e, verbs)
+                        for f, (s, e) in zip(summary_kinds, spans, strict=True) if "deployment" in f
                     )
                 if not deploying:
                     found.discard("deployment")
@@ -209,6 +217,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
     if summary_part is not None and summary_part.sentences:
         flagged = [k for k in summary_kinds if k]
         summary_part.kinds = dict(zip(summary_part.sentences, flagged, strict=True))
+        summary_part.cache.update(verbs)
         parts.append(summary_part)
     if any("¥" in p.norm for p in parts):
         yen = yen_sign_currency(f"{title} {summary or ''}")

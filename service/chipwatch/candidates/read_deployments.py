@@ -14,6 +14,7 @@ place) to the item's deployment; a fact needs (an operator or a place) and (a ch
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.figures import counts
@@ -380,10 +381,17 @@ def has_verb(parts: list[Part]) -> bool:
 
 def _verbs_in(part: Part, a: int, b: int) -> list[re.Match[str]]:
     """The verbs of deploying in ``norm[a:b]``, scanned once: :func:`has_verb` and the reader ask alike."""
+    return deploy_verbs(part.norm, a, b, part.cache)
+
+
+def deploy_verbs(norm: str, a: int, b: int, cache: dict[Any, Any]) -> list[re.Match[str]]:
+    """The verbs of deploying in ``norm[a:b]`` (normalised text), kept in ``cache`` (a part's cache, or
+    one that becomes it): choosing a summary's sentences and reading them ask about the same ones."""
     key = ("deploy verbs", a, b)
-    if key not in part.cache:
-        part.cache[key] = list(_VERBS.finditer(part.norm, a, b))
-    return part.cache[key]
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = list(_VERBS.finditer(norm, a, b))
+    return found
 
 
 def deploy_verb_in(norm: str, a: int = 0, b: int | None = None) -> bool:
@@ -558,6 +566,6 @@ def complete(drafts: list[Draft]) -> list[Draft]:
     return kept
 
 
-__all__ = ["complete", "deploy_verb_in", "has_verb", "read_deployments"]
+__all__ = ["complete", "deploy_verb_in", "deploy_verbs", "has_verb", "read_deployments"]
 
 
