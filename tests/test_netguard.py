@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 
@@ -222,3 +223,78 @@ def test_transport_with_allow_private_behaves_normally(httpserver):
             return await client.get(httpserver.url_for("/"))
 
     assert asyncio.run(go()).text == "ok"
+
+
+def test_pooled_connection_closed_by_the_server_while_idle_is_replaced():
+    """A server that closes a kept-alive connection between two requests: the pool sees the idle
+    connection readable (end of stream), opens a new one, and the second request succeeds."""
+    accepted: list[int] = []
+
+    async def go():
+        close_now = asyncio.Event()
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append(1)
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+            await writer.drain()
+            await close_now.wait()
+            writer.close()  # closes the connection it promised to keep, once the client holds it idle
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = netguard.GuardedTransport(allow_private=True)
+        try:
+            async with httpx.AsyncClient(transport=transport) as client:
+                first = await client.get(f"http://127.0.0.1:{port}/a")
+                [connection] = transport._pool.connections
+                stream = connection._connection._network_stream
+                idle_readable = stream.get_extra_info("is_readable")
+                close_now.set()
+                for _ in range(100):  # the close reaches the client socket within a moment
+                    if stream.get_extra_info("is_readable"):
+                        break
+                    await asyncio.sleep(0.01)
+                readable = stream.get_extra_info("is_readable")
+                second = await client.get(f"http://127.0.0.1:{port}/b")
+        finally:
+            server.close()
+            await server.wait_closed()
+        return first, idle_readable, readable, second
+
+    first, idle_readable, readable, second = asyncio.run(go())
+    assert (first.status_code, first.text) == (200, "ok")
+    assert (idle_readable, readable) == (False, True)
+    assert (second.status_code, second.text) == (200, "ok")
+    assert len(accepted) == 2
+
+
+def test_pooled_connection_kept_open_is_not_readable_and_is_reused():
+    accepted: list[int] = []
+
+    async def go():
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted.append(1)
+            with contextlib.suppress(asyncio.IncompleteReadError):  # the client's close ends the loop
+                while await reader.readuntil(b"\r\n\r\n"):
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    await writer.drain()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = netguard.GuardedTransport(allow_private=True)
+        try:
+            async with httpx.AsyncClient(transport=transport) as client:
+                texts = [(await client.get(f"http://127.0.0.1:{port}/a")).text]
+                [connection] = transport._pool.connections
+                await asyncio.sleep(0.05)
+                stream = connection._connection._network_stream
+                assert isinstance(stream, netguard._PooledStream)  # the probe that keeps its socket
+                readable = stream.get_extra_info("is_readable")
+                texts.append((await client.get(f"http://127.0.0.1:{port}/b")).text)
+                return texts, readable, len(transport._pool.connections)
+        finally:
+            server.close()
+
+    assert asyncio.run(go()) == (["ok", "ok"], False, 1)
+    assert len(accepted) == 1

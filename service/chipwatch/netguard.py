@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import re
+import select
 import socket
 import ssl
 from collections.abc import Iterable
@@ -216,6 +217,57 @@ async def acheck_url(url: str, *, allow_private: bool) -> list[IPAddress]:
     return await asyncio.to_thread(check_host, host, port, allow_private=allow_private)
 
 
+def _is_readable(sock: socket.socket | None) -> bool:
+    """True when a read on ``sock`` would not block (data or end of stream waiting), or it is gone."""
+    if sock is None or sock.fileno() < 0:
+        return True
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class _PooledStream(httpcore.AsyncNetworkStream):
+    """A connection's stream whose idle-connection probe costs one ``poll`` and nothing else.
+
+    httpcore asks every pooled connection "is_readable" (a server that closed an idle connection
+    leaves it readable) each time a request joins or leaves the pool, so a pool of 16 connections
+    answers that question a dozen times per request. The asyncio stream underneath looks up the
+    socket's peer name (a system call) before each poll; this wrapper keeps the socket from the
+    start instead. Every other call goes to the wrapped stream unchanged.
+    """
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
+        self._inner = inner
+        self._socket: socket.socket | None = inner.get_extra_info("socket")
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        """Up to ``max_bytes`` from the wrapped stream."""
+        return await self._inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        """``buffer`` to the wrapped stream."""
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        """Close the wrapped stream."""
+        await self._inner.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        """The wrapped stream's TLS stream (over the same socket), wrapped in turn."""
+        return _PooledStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> object:
+        """``is_readable`` from the kept socket; anything else from the wrapped stream."""
+        if info == "is_readable":
+            return _is_readable(self._socket)
+        return self._inner.get_extra_info(info)
+
+
 class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
     """httpcore backend (asyncio) that resolves, checks and then connects to a checked address.
 
@@ -236,6 +288,16 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         """A TCP stream to a checked address of ``host`` (any address when private networks are allowed)."""
+        return _PooledStream(await self._connect(host, port, timeout, local_address, socket_options))
+
+    async def _connect(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None,
+        local_address: str | None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None,
+    ) -> httpcore.AsyncNetworkStream:
         if self._allow_private:
             return await self._inner.connect_tcp(
                 host, port, timeout=timeout, local_address=local_address, socket_options=socket_options

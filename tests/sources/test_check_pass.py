@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -17,6 +18,7 @@ from werkzeug.wrappers import Request, Response
 
 from chipwatch.db import session_scope
 from chipwatch.scheduler import collect_jobs
+from chipwatch.sources import check_pass
 from chipwatch.sources.check_pass import check_due, check_sources, claim_due
 from chipwatch.sources.jobs import JOBS
 from chipwatch.sources.models import Source
@@ -310,3 +312,28 @@ def test_by_default_a_dead_workers_sources_are_picked_up_within_a_minute():
     settings = Settings(_env_file=None)
     assert settings.claim_lease_s + job.interval_s <= 60
     assert settings.claim_lease_s / 3 >= 5, "renewals are no busier than one every few seconds"
+
+
+def test_a_pass_switches_threads_quickly_while_it_runs_and_restores_the_interval(db, httpserver):
+    """While a pass runs, the interpreter's switch interval is PASS_SWITCH_INTERVAL_S (the event loop
+    does not wait 5 ms for the writer thread after each socket call); afterwards it is what it was."""
+    seeded_feeds()
+    httpserver.expect_request("/feed.xml").respond_with_data(FEED)
+    add_source("quick", httpserver.url_for("/feed.xml"))
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+    outcomes = run_check_due(db, on_outcome=lambda o: seen.append(sys.getswitchinterval()))
+    assert [o.status for o in outcomes] == ["ok"]
+    assert seen == [check_pass.PASS_SWITCH_INTERVAL_S]
+    assert sys.getswitchinterval() == before
+
+
+def test_overlapping_passes_restore_the_switch_interval_when_the_last_ends():
+    before = sys.getswitchinterval()
+    first, second = check_pass._quick_thread_switches(), check_pass._quick_thread_switches()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert sys.getswitchinterval() == check_pass.PASS_SWITCH_INTERVAL_S
+    second.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before
