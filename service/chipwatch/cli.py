@@ -271,7 +271,9 @@ def check(
     """Check feeds now, whether due or not, with a progress bar and a summary table.
 
     Uses the same check as the scheduler. A feed that fails is listed with its error (and recorded
-    in its health); the exit status is 2 only for an unknown --source id or a source that is not a feed.
+    in its health). Exit status: 2 for an unknown --source id or a source that is not a feed; 1 when
+    every feed checked failed (no network, a database that refuses writes: nothing was checked); 0
+    otherwise, since some of many feeds failing is their own health, not the command's.
     """
     import asyncio
 
@@ -314,6 +316,8 @@ def check(
         outcomes = asyncio.run(check_sources(ids, settings=settings, on_outcome=advance))
 
     _print_check_summary(outcomes)
+    if outcomes and all(o.status == "error" for o in outcomes):
+        raise typer.Exit(1)
 
 
 def _print_check_summary(outcomes: list) -> None:

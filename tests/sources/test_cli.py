@@ -39,6 +39,14 @@ def test_check_named_sources_prints_a_summary(db, httpserver, closed_port_url):
     assert source_row("dead-feed").consecutive_failures == 1
 
 
+def test_check_exits_1_when_every_feed_checked_failed(db, closed_port_url):
+    add_source("dead-feed", closed_port_url)
+    add_source("dead-too", closed_port_url + "/other")
+    result = CliRunner().invoke(app, ["check", "--source", "dead-feed", "--source", "dead-too"])
+    assert result.exit_code == 1, result.output
+    assert "2 checked, 0 new items, 2 failed" in result.output
+
+
 @pytest.mark.parametrize(
     ("source_id", "message"), [("nope", "no source with id"), ("36kr", "not a polled feed")]
 )
