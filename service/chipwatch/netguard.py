@@ -21,6 +21,7 @@ import re
 import select
 import socket
 import ssl
+import time
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -217,6 +218,62 @@ async def acheck_url(url: str, *, allow_private: bool) -> list[IPAddress]:
     return await asyncio.to_thread(check_host, host, port, allow_private=allow_private)
 
 
+class HostChecks:
+    """The verdicts of :func:`check_host` for each (host, port), kept for ``ttl_s`` seconds.
+
+    A pass over thousands of feeds on a few hundred hosts would otherwise resolve a host (in a worker
+    thread) for every fetch, and again for every new connection. Keeping a verdict is as safe as
+    making it each time: a connection only ever goes to an address that was checked, so a name that
+    changes its answer meanwhile (DNS rebinding) still reaches only the checked address; a refusal or
+    a failed lookup is kept as well, and raised again (a new exception of the same class and message).
+    ``ttl_s`` (default 60 s) is about the shortest DNS time-to-live in common use.
+    """
+
+    def __init__(self, *, allow_private: bool, ttl_s: float = 60.0) -> None:
+        self.allow_private = allow_private
+        self.ttl_s = ttl_s
+        self._verdicts: dict[tuple[str, int], tuple[float, list[IPAddress] | Exception]] = {}
+        self._lookups: dict[tuple[str, int], asyncio.Future[list[IPAddress] | Exception]] = {}
+
+    async def check(self, host: str, port: int) -> list[IPAddress]:
+        """:func:`check_host`'s answer for ``host`` and ``port``, from the last ``ttl_s`` seconds if
+        there is one; raises what it raises. Fetches asking at the same time share one lookup, run in
+        a worker thread."""
+        key = (host.lower(), port)
+        kept = self._verdicts.get(key)
+        if kept is not None and kept[0] > time.monotonic():
+            verdict = kept[1]
+        else:
+            lookup = self._lookups.get(key)
+            if lookup is None:
+                lookup = self._lookups[key] = asyncio.ensure_future(self._look_up(key, host, port))
+            verdict = await asyncio.shield(lookup)  # one waiter cancelled does not cancel the others'
+        if isinstance(verdict, Exception):
+            raise type(verdict)(str(verdict))
+        return verdict
+
+    async def _look_up(self, key: tuple[str, int], host: str, port: int) -> list[IPAddress] | Exception:
+        verdict: list[IPAddress] | Exception
+        try:
+            if parse_ip_literal(host) is not None:  # no lookup: no thread
+                verdict = check_host(host, port, allow_private=self.allow_private)
+            else:
+                verdict = await asyncio.to_thread(check_host, host, port, allow_private=self.allow_private)
+        except (BlockedAddressError, HostResolutionError) as exc:
+            verdict = exc
+        finally:
+            del self._lookups[key]
+        if len(self._verdicts) >= 10_000:  # a bound, not an eviction policy: start afresh
+            self._verdicts.clear()
+        self._verdicts[key] = (time.monotonic() + self.ttl_s, verdict)
+        return verdict
+
+    async def check_url(self, url: str) -> list[IPAddress]:
+        """:func:`acheck_url` for ``url``, through the kept verdicts of its host."""
+        _scheme, host, port = split_url(url)
+        return await self.check(host, port)
+
+
 def _is_readable(sock: socket.socket | None) -> bool:
     """True when a read on ``sock`` would not block (data or end of stream waiting), or it is gone."""
     if sock is None or sock.fileno() < 0:
@@ -275,9 +332,16 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
     name for SNI and certificate checks, so only the socket's destination is pinned.
     """
 
-    def __init__(self, *, allow_private: bool, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+        checks: HostChecks | None = None,
+    ) -> None:
         self._allow_private = allow_private
         self._inner = inner or httpcore.AnyIOBackend()
+        self._checks = checks
 
     async def connect_tcp(
         self,
@@ -302,7 +366,9 @@ class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
             return await self._inner.connect_tcp(
                 host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
             )
-        if parse_ip_literal(host) is not None:
+        if self._checks is not None and not self._checks.allow_private:
+            addresses = await self._checks.check(host, port)
+        elif parse_ip_literal(host) is not None:
             addresses = check_host(host, port, allow_private=False)
         else:
             addresses = await asyncio.to_thread(check_host, host, port, allow_private=False)
@@ -337,7 +403,9 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     """An ``httpx.AsyncHTTPTransport`` whose connections go only to addresses that passed the guard.
 
     Proxies from the environment are not used (a proxy would make the proxy, not the target, the
-    checked address). ``allow_private=True`` restores plain behaviour.
+    checked address). ``allow_private=True`` restores plain behaviour. ``checks`` (a :class:`HostChecks`
+    for the same ``allow_private``) keeps each host's verdict for a while instead of resolving the host
+    for every new connection.
     """
 
     def __init__(
@@ -349,6 +417,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         http1: bool = True,
         http2: bool = False,
         retries: int = 0,
+        checks: HostChecks | None = None,
     ) -> None:
         # The parent's constructor is not called: it would build a second pool (and SSL context) only
         # for it to be replaced. The parent's request methods use nothing but ``self._pool``.
@@ -361,7 +430,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
             http1=http1,
             http2=http2,
             retries=retries,
-            network_backend=GuardedNetworkBackend(allow_private=allow_private),
+            network_backend=GuardedNetworkBackend(allow_private=allow_private, checks=checks),
         )
 
 
@@ -370,6 +439,7 @@ __all__ = [
     "BlockedAddressError",
     "GuardedNetworkBackend",
     "GuardedTransport",
+    "HostChecks",
     "HostResolutionError",
     "UnsupportedURLError",
     "IPAddress",

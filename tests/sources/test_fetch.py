@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import re
 import socket
 import struct
 import threading
@@ -544,6 +545,55 @@ def test_allowed_public_fetch_goes_through_the_guard(httpserver, local_server_is
     result = fetch(httpserver.url_for("/feed.xml"), settings(allow_private_networks=False))
     assert result.status == "ok"
     assert result.body == FEED
+
+
+def test_a_client_resolves_each_host_once_for_its_checks_and_connections(
+    httpserver, local_server_is_public, monkeypatch
+):
+    """Three feeds on one host through one client (so one pass): one lookup serves the check before
+    each request and the new connections alike; the socket still goes to the checked address."""
+    httpserver.expect_request(re.compile(r"^/feed/\d$")).respond_with_data(FEED)
+    lookups: list[str] = []
+
+    def resolve(host, port):
+        lookups.append(host)
+        return [netguard.parse_ip_literal("127.0.0.1")]
+
+    monkeypatch.setattr(netguard, "resolve_host", resolve)
+    cfg = settings(allow_private_networks=False)
+
+    async def go() -> list[FetchResult]:
+        async with make_client(cfg) as client:
+            urls = [f"http://feeds.test:{httpserver.port}/feed/{i}" for i in range(3)]
+            return list(await asyncio.gather(*(fetch_feed(client, u, settings=cfg) for u in urls)))
+
+    results = asyncio.run(go())
+    assert [r.status for r in results] == ["ok", "ok", "ok"]
+    assert lookups == ["feeds.test"]
+    assert len(httpserver.log) == 3
+
+
+def test_a_refused_host_stays_refused_for_every_fetch_of_a_client(httpserver, monkeypatch):
+    """A kept refusal is raised again for each fetch (same reason), without asking DNS again."""
+    lookups: list[str] = []
+
+    def resolve(host, port):
+        lookups.append(host)
+        return [netguard.parse_ip_literal("10.0.0.7")]
+
+    monkeypatch.setattr(netguard, "resolve_host", resolve)
+    cfg = settings(allow_private_networks=False)
+
+    async def go() -> list[FetchResult]:
+        async with make_client(cfg) as client:
+            return [await fetch_feed(client, f"http://inside.test/feed/{i}", settings=cfg) for i in range(2)]
+
+    results = asyncio.run(go())
+    assert [r.status for r in results] == ["error", "error"]
+    assert results[0].error == results[1].error
+    assert results[0].error.startswith("blocked: refusing to connect to inside.test (resolves to 10.0.0.7)")
+    assert lookups == ["inside.test"]
+    assert httpserver.log == []
 
 
 def test_allow_private_argument_overrides_settings_for_the_pre_check(httpserver):

@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import time
+import weakref
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -80,6 +81,11 @@ class FetchResult:
     elapsed_s: float = 0.0
 
 
+# The host verdicts of each client made by make_client, shared by its transport (new connections) and
+# the check before each request (see _exchange); dropped with the client.
+_HOST_CHECKS: weakref.WeakKeyDictionary[httpx.AsyncClient, netguard.HostChecks] = weakref.WeakKeyDictionary()
+
+
 def make_client(settings: Settings | None = None) -> httpx.AsyncClient:
     """The shared HTTP client for feed fetches (close it with ``await client.aclose()``).
 
@@ -88,22 +94,30 @@ def make_client(settings: Settings | None = None) -> httpx.AsyncClient:
     does it, checking each hop); cookies are never stored, so one feed cannot set state seen by
     another; environment proxies are ignored (a proxy would hide the real destination from the guard).
     Per-host politeness (``fetch_per_host_limit``) is left to the scheduler, which knows the hosts.
+    Each host's guard verdict is kept for a minute (:class:`chipwatch.netguard.HostChecks`), for the
+    check before each request and for new connections alike, so a pass resolves a host once, not
+    once or twice per feed on it.
     """
     settings = settings or get_settings()
+    checks = netguard.HostChecks(allow_private=settings.allow_private_networks)
     limits = httpx.Limits(
         max_connections=settings.fetch_concurrency,
         max_keepalive_connections=settings.fetch_concurrency,
         keepalive_expiry=30.0,
     )
     no_cookies = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-    return httpx.AsyncClient(
-        transport=netguard.GuardedTransport(allow_private=settings.allow_private_networks, limits=limits),
+    client = httpx.AsyncClient(
+        transport=netguard.GuardedTransport(
+            allow_private=settings.allow_private_networks, limits=limits, checks=checks
+        ),
         follow_redirects=False,
         timeout=httpx.Timeout(settings.fetch_timeout_s),
         headers={"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
         cookies=no_cookies,
         trust_env=False,
     )
+    _HOST_CHECKS[client] = checks
+    return client
 
 
 class FetchSlots:
@@ -362,12 +376,17 @@ async def _exchange(
         request_headers["If-None-Match"] = etag
     if last_modified:
         request_headers["If-Modified-Since"] = last_modified
+    checks = _HOST_CHECKS.get(client)
+    if checks is not None and checks.allow_private:
+        checks = None  # this fetch is guarded although the client's own verdicts are not
     try:
         while True:
             # The guard runs before any connection for this hop; the transport checks again at connect
             # time against the address it actually uses.
             if allow_private:
                 netguard.split_url(progress.url)
+            elif checks is not None:
+                await checks.check_url(progress.url)
             else:
                 await netguard.acheck_url(progress.url, allow_private=False)
             async with client.stream("GET", progress.url, headers=request_headers) as response:
