@@ -20,8 +20,8 @@ from typing import Any
 from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
 from chipwatch.datasets.rows import (
     RowRejected,
-    Step,
     cell_warning,
+    csv_plan,
     plain_choice,
     plain_flag,
     plain_integer,
@@ -29,7 +29,6 @@ from chipwatch.datasets.rows import (
     plain_number,
     plain_partial_date,
     plain_text,
-    read_steps,
 )
 from chipwatch.datasets.tables import Column, collect_csv_plain
 from chipwatch.datasets.values import CellError
@@ -145,21 +144,23 @@ class ClusterDeployment(Record):
 _SOURCE_NAMES = tuple(f"source_{n}" for n in range(1, 6))
 
 
-def _chips_step(labels: Mapping[str, str]) -> Callable[..., list[dict[str, Any]]]:
-    """The step reading the primary then the secondary chip type with its quantity (read only for a
+def _chips_step(
+    labels: Mapping[str, str], indexes: Mapping[str, int]
+) -> Callable[[list[str], int, int | None, list[RowIssue]], list[dict[str, Any]]]:
+    """The reader of the primary then the secondary chip type with its quantity (read only for a
     chip that is named), as plain :class:`ChipQuantity` dicts."""
     ranks = tuple(
-        (f"chip_{rank}", f"quantity_{rank}", labels.get(f"quantity_{rank}", f"quantity_{rank}"))
+        (indexes.get(f"chip_{rank}"), indexes.get(f"quantity_{rank}"), labels.get(f"quantity_{rank}", ""))
         for rank in ("primary", "secondary")
     )
 
-    def read(get: Any, row: int, line: int | None, issues: list[RowIssue]) -> list[dict[str, Any]]:
+    def read(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> list[dict[str, Any]]:
         chips = []
-        for chip_name, quantity_name, label in ranks:
-            chip = plain_text(get(chip_name))
+        for chip_at, quantity_at, label in ranks:
+            chip = None if chip_at is None else cells[chip_at].strip() or None
             if chip is not None:
                 try:
-                    quantity = plain_integer(get(quantity_name))
+                    quantity = None if quantity_at is None else plain_integer(cells[quantity_at])
                 except CellError as exc:
                     issues.append(RowIssue(row, cell_warning(label, exc), line))
                     quantity = None
@@ -169,8 +170,15 @@ def _chips_step(labels: Mapping[str, str]) -> Callable[..., list[dict[str, Any]]
     return read
 
 
-def _source_links(get: Any, _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
-    return [url for column in _SOURCE_NAMES for url in plain_links(get(column))]
+def _source_links(
+    _labels: Mapping[str, str], indexes: Mapping[str, int]
+) -> Callable[[list[str], int, int | None, list[RowIssue]], list[str]]:
+    at = tuple(indexes[name] for name in _SOURCE_NAMES if name in indexes)
+
+    def read(cells: list[str], _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
+        return [url for index in at if cells[index] for url in plain_links(cells[index])]
+
+    return read
 
 
 _TEXT, _NUMBER = plain_text, plain_number
@@ -205,26 +213,25 @@ _FIELDS: tuple[tuple[str, str | None, str | None, Any], ...] = (
     ("possible_duplicate_of", None, "possible_duplicate_of", _TEXT),
     ("builds_upon", None, "builds_upon", _TEXT),
     ("superseded_by", None, "superseded_by", _TEXT),
-    ("source_links", None, None, lambda _labels: _source_links),
+    ("source_links", None, None, _source_links),
 )
 
 
-def _plan(labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
-    """The row builder of a file whose headers are ``labels``: a :class:`ClusterDeployment` in plain
-    form."""
-    steps: tuple[Step, ...] = tuple(
-        (name, key, None, convert(labels), "") if column is None
-        else (name, key, column, convert, labels.get(column, column))
-        for name, key, column, convert in _FIELDS
-    )
-    no_name = f"no {labels['name']}"
+_HEAD = ("row", "row_key", "line", "link", "name")
 
-    def build(cells: Mapping[str, str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
-        name = cells["name"].strip()
+
+def _plan(indexes: Mapping[str, int], labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
+    """The row builder of a file with these columns: a :class:`ClusterDeployment` in plain form."""
+    fill = csv_plan(_HEAD, _FIELDS, indexes, labels)
+    name_at, no_name = indexes["name"], f"no {labels['name']}"
+
+    def build(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        name = cells[name_at].strip()
         if not name:
             raise RowRejected(no_name)
-        out = {"row": row, "row_key": name, "line": line, "link": None, "name": name}
-        return read_steps(cells.get, steps, row, line, issues, out)
+        out = fill(cells, row, line, issues)
+        out["row"], out["row_key"], out["line"], out["name"] = row, name, line, name
+        return out
 
     return build
 

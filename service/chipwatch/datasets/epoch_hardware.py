@@ -21,14 +21,13 @@ from typing import Any
 from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
 from chipwatch.datasets.rows import (
     RowRejected,
-    Step,
+    csv_plan,
     plain_integer,
     plain_links,
     plain_number,
     plain_partial_date,
     plain_text,
     plain_timestamp,
-    read_steps,
 )
 from chipwatch.datasets.tables import Column, collect_csv_plain
 
@@ -140,7 +139,7 @@ _FIELDS: tuple[tuple[str, str | None, str, Any], ...] = (
         "memory_clock_mhz", "memory_bus_bit",
     )),
     ("tensor_cores", None, "tensor_cores", plain_integer),
-    ("datasheet_links", None, None, None),
+    ("datasheet_links", None, None, None),  # every URL of the cell: a reader of its own
     ("price_source", None, "price_source", plain_text),
     ("ml_models", None, "ml_models", plain_text),
     ("notes", None, "notes", plain_text),
@@ -148,25 +147,37 @@ _FIELDS: tuple[tuple[str, str | None, str, Any], ...] = (
 )
 
 
-def _datasheet_links(get: Any, _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
-    return plain_links(get("datasheet"))
+def _datasheet_links(
+    _labels: Mapping[str, str], indexes: Mapping[str, int]
+) -> Callable[[list[str], int, int | None, list[RowIssue]], list[str]]:
+    index = indexes.get("datasheet")
+
+    def read(cells: list[str], _row: int, _line: int | None, _issues: list[RowIssue]) -> list[str]:
+        return [] if index is None else plain_links(cells[index])
+
+    return read
 
 
-def _plan(labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
-    """The row builder of a file whose headers are ``labels``: a :class:`ChipSpec` in plain form."""
-    steps: tuple[Step, ...] = tuple(
-        (name, key, None, _datasheet_links, "") if column is None
-        else (name, key, column, convert, labels.get(column, column))
-        for name, key, column, convert in _FIELDS
+_HEAD = ("row", "row_key", "line", "link", "name")
+
+
+def _plan(indexes: Mapping[str, int], labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
+    """The row builder of a file with these columns: a :class:`ChipSpec` in plain form."""
+    fill = csv_plan(
+        _HEAD,
+        tuple((n, k, c, _datasheet_links if c is None else f) for n, k, c, f in _FIELDS),
+        indexes,
+        labels,
     )
-    no_name = f"no {labels['name']}"
+    name_at, no_name = indexes["name"], f"no {labels['name']}"
 
-    def build(cells: Mapping[str, str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
-        name = cells["name"].strip()
+    def build(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        name = cells[name_at].strip()
         if not name:
             raise RowRejected(no_name)
-        out = {"row": row, "row_key": name, "line": line, "link": None, "name": name}
-        return read_steps(cells.get, steps, row, line, issues, out)
+        out = fill(cells, row, line, issues)
+        out["row"], out["row_key"], out["line"], out["name"] = row, name, line, name
+        return out
 
     return build
 

@@ -15,7 +15,7 @@ peer reviewed by the other submitters, so it is ``witnessed``; open-division and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from chipwatch.datasets.hardware_names import HardwarePart, split_hardware
@@ -181,6 +181,19 @@ def _flag(value: Any, label: str, row: int, issues: list[RowIssue]) -> bool | No
         return None
 
 
+# The record's text fields and the JSON field each is read from; the other fields are computed.
+_TEXTS: tuple[tuple[str, str], ...] = (
+    ("Details", "link"), ("version", "round"), ("Category", "division"), ("Suite", "category"),
+    ("Availability", "availability"), ("System", "system"), ("Platform", "platform"),
+    ("UsedModel", "model_used"), ("Performance_Units", "unit"), ("Processor", "host_processor"),
+    ("Software", "software"), ("operating_system", "operating_system"),
+    ("weight_data_types", "weight_data_types"), ("Accuracy", "accuracy_text"), ("Notes", "notes"),
+    ("Code", "code_link"), ("Location", "location"), ("Unique ID (e.g. for Audit)", "audit_id"),
+)
+# Every field of a plain MlperfResult in order, unknown: each row's record starts as a copy of it.
+_TEMPLATE: dict[str, Any] = dict.fromkeys(f.name for f in fields(MlperfResult))
+
+
 def _result(element: dict[str, Any], row: int, _line: None, issues: list[RowIssue]) -> dict[str, Any]:
     """One element as a plain :class:`MlperfResult`, its fields in order; raises RowRejected."""
     get = element.get
@@ -188,34 +201,33 @@ def _result(element: dict[str, Any], row: int, _line: None, issues: list[RowIssu
     value = _number(get("Performance_Result"), "Performance_Result", row, issues)
     if value is None:
         raise RowRejected("Performance_Result is blank or not a number")
-    unit = plain_text(get("Performance_Units"))
+    out = _TEMPLATE.copy()
+    for key, name in _TEXTS:
+        cell = get(key)
+        if cell.__class__ is str:  # the common cell, without a call
+            out[name] = cell.strip() or None
+        elif cell is not None:
+            out[name] = text(cell)
     accelerator, per_node, nodes, total, parts = _accelerators(get, row, issues)
     power_w, energy_mj = _power(get, row, issues)
-    division, availability = plain_text(get("Category")), plain_text(get("Availability"))
-    link, version = plain_text(get("Details")), plain_text(get("version"))
-    submitter = _required(get, "Submitter")
-    host_per_node = _integer(get("host_processors_per_node"), "host_processors_per_node", row, issues)
-    host_cores = _integer(get("host_processor_core_count"), "host_processor_core_count", row, issues)
-    accuracy = plain_text(get("Accuracy"))
-    return {
-        "row": row, "row_key": f"{mlperf_id}/{model}/{scenario}", "line": None, "link": link,
-        "mlperf_id": mlperf_id, "round": version, "submitter": submitter,
-        "division": division, "category": plain_text(get("Suite")), "availability": availability,
-        "system": plain_text(get("System")), "platform": plain_text(get("Platform")),
-        "model": model, "model_used": plain_text(get("UsedModel")), "scenario": scenario,
-        "metric": METRICS.get((unit or "").casefold()), "value": value, "unit": unit,
-        "accelerator": accelerator, "accelerators_per_node": per_node, "nodes": nodes,
-        "accelerator_count": total, "accelerators": parts, "host_processor": plain_text(get("Processor")),
-        "host_processors_per_node": host_per_node, "host_processor_core_count": host_cores,
-        "software": plain_text(get("Software")), "operating_system": plain_text(get("operating_system")),
-        "weight_data_types": plain_text(get("weight_data_types")),
-        "accuracy_target_pct": accuracy_target_pct(model), "accuracy": accuracy_metrics(accuracy),
-        "accuracy_text": accuracy, "power_w": power_w, "energy_per_query_mj": energy_mj,
-        "inferred": _flag(get("inferred"), "inferred", row, issues), "notes": plain_text(get("Notes")),
-        "code_link": plain_text(get("Code")), "location": plain_text(get("Location")),
-        "audit_id": plain_text(get("Unique ID (e.g. for Audit)")),
-        "verification": verification_for(division, availability),
-    }
+    out["submitter"] = _required(get, "Submitter")
+    out["host_processors_per_node"] = _integer(
+        get("host_processors_per_node"), "host_processors_per_node", row, issues
+    )
+    out["host_processor_core_count"] = _integer(
+        get("host_processor_core_count"), "host_processor_core_count", row, issues
+    )
+    out["inferred"] = _flag(get("inferred"), "inferred", row, issues)
+    unit = out["unit"]
+    out.update(
+        row=row, row_key=f"{mlperf_id}/{model}/{scenario}", mlperf_id=mlperf_id, model=model,
+        scenario=scenario, metric=METRICS.get((unit or "").casefold()), value=value,
+        accelerator=accelerator, accelerators_per_node=per_node, nodes=nodes, accelerator_count=total,
+        accelerators=parts, accuracy_target_pct=accuracy_target_pct(model),
+        accuracy=accuracy_metrics(out["accuracy_text"]), power_w=power_w, energy_per_query_mj=energy_mj,
+        verification=verification_for(out["division"], out["availability"]),
+    )
+    return out
 
 
 def parse_summary_results(data: bytes | str) -> ParseResult[dict[str, Any]]:

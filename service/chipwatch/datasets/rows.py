@@ -182,6 +182,74 @@ def read_steps(
     return out
 
 
+FieldSpec = tuple[str, "str | None", "str | None", Any]
+"""One field of a CSV record: ``(field, key, column, convert)``, as a :data:`Step` without its label;
+with ``column`` None, ``convert(labels, indexes)`` makes the field's own reader, ``read(cells, row,
+line, issues)`` of the row's cell list (absent columns have no index)."""
+
+
+def csv_plan(
+    head: tuple[str, ...],
+    fields: tuple[FieldSpec, ...],
+    indexes: Mapping[str, int],
+    labels: Mapping[str, str],
+) -> Callable[[list[str], int, int | None, list[RowIssue]], dict[str, Any]]:
+    """The plain-record reader of a CSV file whose canonical columns sit at ``indexes``, made once per
+    file: ``fill(cells, row, line, issues)`` gives a dict of the ``head`` fields (None, for the caller
+    to set) then every field of ``fields`` in order, as :func:`read_steps` would, reading the row's
+    cell list by index. A blank cell costs one test: the dict starts as a copy of the all-unknown
+    record, text cells are stripped in one loop, and the other cells (the only ones that can warn) are
+    read in field order, so warnings come in the same order as the fields."""
+    template: dict[str, Any] = dict.fromkeys(head)
+    texts: list[tuple[int, str]] = []
+    others: list[tuple[str, str | None, int | None, Any, str]] = []
+    groups: list[str] = []
+    for name, key, column, convert in fields:
+        if key is None:
+            template[name] = None
+        elif name not in template:
+            template[name] = None
+            groups.append(name)
+        if column is None:
+            others.append((name, None, None, convert(labels, indexes), ""))
+        elif column not in indexes:
+            continue  # an optional column this export lacks: unknown, as a blank cell
+        elif convert is plain_text and key is None:
+            texts.append((indexes[column], name))
+        else:
+            others.append((name, key, indexes[column], convert, labels.get(column, column)))
+    copy = template.copy
+    empty_groups = tuple(groups)
+
+    def fill(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        out = copy()
+        for index, name in texts:
+            value = cells[index]
+            if value:
+                out[name] = value.strip() or None
+        for name in empty_groups:
+            out[name] = {}
+        for name, key, index, convert, label in others:
+            if index is None:
+                out[name] = convert(cells, row, line, issues)
+                continue
+            value = cells[index]
+            if not value:
+                continue
+            try:
+                value = convert(value)
+            except values.CellError as exc:
+                issues.append(RowIssue(row, cell_warning(label, exc), line))
+                continue
+            if key is None:
+                out[name] = value
+            elif value is not None:
+                out[name][key] = value
+        return out
+
+    return fill
+
+
 def cell_warning(label: str, exc: values.CellError) -> str:
     """The warning an unreadable cell gets, naming its column as the file does."""
     if exc.__class__ is UnknownWord:

@@ -117,11 +117,16 @@ def read_csv(data: bytes | str, columns: Sequence[Column], *, kind: str) -> Iter
 
 def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], kind: str):
     """``(cells by canonical name, row, line)`` of each data row, or a BadRow."""
-    row = 0
-    width = len(header)
     # The file's column plan, made once: the canonical names and one getter of their cells.
     names = tuple(indexes)
     pick = _getter(tuple(indexes.values()))
+    for item in _raw_rows(reader, len(header), kind):
+        yield item if item.__class__ is BadRow else (dict(zip(names, pick(item[0]))), item[1], item[2])  # noqa: B905
+
+
+def _raw_rows(reader, width: int, kind: str):
+    """``(the row's cells, row, line)`` of each data row, or a BadRow."""
+    row = 0
     while True:
         line = reader.line_num + 1
         try:
@@ -136,7 +141,7 @@ def _rows(reader, header: Sequence[str], indexes: Mapping[str, int], kind: str):
         if len(cells) != width:
             yield BadRow(row, line, f"{len(cells)} cells under a header of {width}")
             continue
-        yield dict(zip(names, pick(cells))), row, line  # noqa: B905
+        yield cells, row, line
 
 
 def collect_csv(
@@ -160,29 +165,30 @@ def collect_csv(
     return collector.result()
 
 
-PlainBuild = Callable[[Mapping[str, Any], int, "int | None", list[RowIssue]], dict[str, Any]]
+PlainBuild = Callable[[list[str], int, "int | None", list[RowIssue]], dict[str, Any]]
 
 
 def collect_csv_plain(
     data: bytes | str,
     columns: Sequence[Column],
-    plan: Callable[[Mapping[str, str]], PlainBuild],
+    plan: Callable[[Mapping[str, int], Mapping[str, str]], PlainBuild],
     *,
     kind: str,
     on_conflict: OnConflict = "error",
 ) -> ParseResult[dict[str, Any]]:
     """Every row of a CSV file as a plain record, collected into a ParseResult.
 
-    ``plan(labels)`` is called once per file with the file's headers by canonical column name and
-    returns the row builder: ``build(cells, row, line, issues)`` gives the row's plain record (cells by
-    canonical name, absent columns missing), appends its warnings to ``issues``, and raises RowRejected
-    for a row that cannot be one. Raises DatasetFormatError as :func:`read_csv` does.
+    ``plan(indexes, labels)`` is called once per file with the position and the header of each
+    canonical column the file has, and returns the row builder: ``build(cells, row, line, issues)``
+    gives the plain record of the row's cell list, appends its warnings to ``issues``, and raises
+    RowRejected for a row that cannot be one (see :func:`~chipwatch.datasets.rows.csv_plan`). Raises
+    DatasetFormatError as :func:`read_csv` does.
     """
     reader, header, indexes, labels = _open_csv(data, columns, kind)
-    build = plan(labels)
+    build = plan(indexes, labels)
     collector: Collector[dict[str, Any]] = Collector(kind, on_conflict)
     add = collector.add_plain
-    for item in _rows(reader, header, indexes, kind):
+    for item in _raw_rows(reader, len(header), kind):
         if item.__class__ is BadRow:
             collector.reject(item.row, item.reason, item.line)
         else:
