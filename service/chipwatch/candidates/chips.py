@@ -58,6 +58,13 @@ _NOT_CHIP = re.compile(
 )
 
 
+_PLURAL = re.compile(r"\ds$")
+_TWO_CJK = re.compile(rf"[{CJK}]{{2}}$")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+_LETTER_OR_3_DIGITS = re.compile(r"[A-Za-z]|\d{3}")
+_COUNTER_AFTER = re.compile(r"(?:万|亿|千|张|颗|块|台|卡|片|倍|%|年)")
+
+
 def chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
     """Chip names in ``norm[a:b]`` in reading order (see :func:`_chip_names`), read once per sentence."""
     return part.per_sentence("chips", a, b, lambda s, e: _chip_names(part, s, e, lexicon))
@@ -91,7 +98,7 @@ def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
     def add(s: int, e: int, name: str) -> None:
         if any(s < te and ts < e for ts, te in taken):
             return
-        if re.search(r"\ds$", name):  # "B200s": the plural of a designation
+        if _PLURAL.search(name):  # "B200s": the plural of a designation
             name, e = name[:-1], e - 1
         out.append(Name(lexicon.lookup(name, "chip"), name, s, e))
         taken.append((s, e))
@@ -119,17 +126,16 @@ def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
             if vendor is not None:
                 head = vendor.start
             else:
-                run = re.search(rf"[{CJK}]{{2}}$", norm[max(a, s - 2) : s])
+                run = _TWO_CJK.search(norm[max(a, s - 2) : s])
                 if run and not _CJK_NOT_FAMILY.search(norm[max(a, s - 3) : s]):
                     head = s - 2
             if (head < s) != prefixed:
                 continue
             bare = m.group("name")
-            if head == s and (_NOT_CHIP.match(bare) or not re.search(r"[A-Za-z]", bare)):
+            if head == s and (_NOT_CHIP.match(bare) or not _LATIN_LETTER.search(bare)):
                 continue
-            if not re.search(r"[A-Za-z]|\d{3}", m.group("name")) or part.quantities_at(s) or re.match(
-                r"(?:万|亿|千|张|颗|块|台|卡|片|倍|%|年)", norm[e : e + 1]
-            ):
+            if (not _LETTER_OR_3_DIGITS.search(m.group("name")) or part.quantities_at(s)
+                    or _COUNTER_AFTER.match(norm, e, e + 1)):
                 continue  # a figure ("上线1吉瓦", "1万张") or a year, not a designation
             add(head, e, norm[head:e])
 

@@ -63,22 +63,31 @@ _GENERIC_NAMES = frozenset({"GPU", "CPU", "NPU", "TPU", "XPU", "ASIC", "LLM", "A
 _NOT_SUBJECTS = frozenset({"The", "It", "This", "That", "Its", "Company", "Each", "Down", "Up", "InferenceX"})
 
 
+# The words that name a claim's metric (the labels' vocabulary), in the order they are tried.
+_PER_USER = re.compile(r"per user|single-user|single user|单用户|每用户|interactivity")
+_PER_POWER = re.compile(
+    r"per (?:watt|kw|mw|megawatt|kilowatt)|per-(?:kw|mw|watt)|perf(?:ormance)?/w|efficien(?:cy|t)"
+    r"|能效|每瓦|每兆瓦|每千瓦"
+)
+_LATENCY = re.compile(r"latency|ttft|tpot|time to first token|延迟|时延")
+_COST = re.compile(r"\bcost|per dollar|cheaper|price-performance|成本")
+_THROUGHPUT = re.compile(r"throughput|吞吐")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+_COMPARED_TO = re.compile(r"(?:较|比|是|为|达到)\s*$")
+
+
 def _metric(text: str, unit: str) -> str:
     """The metric of a claim from its unit and the words of its sentence (the labels' vocabulary)."""
     t = text.lower()
-    if unit == "tok/s/user" or re.search(r"per user|single-user|single user|单用户|每用户|interactivity", t):
+    if unit == "tok/s/user" or _PER_USER.search(t):
         return "speed"
-    if unit in ("tok/s/kW", "tok/s/MW") or re.search(
-        r"per (?:watt|kw|mw|megawatt|kilowatt)|per-(?:kw|mw|watt)|perf(?:ormance)?/w|efficien(?:cy|t)"
-        r"|能效|每瓦|每兆瓦|每千瓦",
-        t,
-    ):
+    if unit in ("tok/s/kW", "tok/s/MW") or _PER_POWER.search(t):
         return "throughput_per_power"
-    if unit == "ms" or re.search(r"latency|ttft|tpot|time to first token|延迟|时延", t):
+    if unit == "ms" or _LATENCY.search(t):
         return "latency"
-    if re.search(r"\bcost|per dollar|cheaper|price-performance|成本", t):
+    if _COST.search(t):
         return "cost"
-    if unit == "tok/s" or re.search(r"throughput|吞吐", t):
+    if unit == "tok/s" or _THROUGHPUT.search(t):
         return "throughput"
     return "performance"
 
@@ -120,9 +129,9 @@ def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
         if chip.start >= at:
             break
         lead = norm[max(a, chip.start - 16) : chip.start]
-        if _COMPARATOR.search(lead[-10:]) and not re.search(r"[\u3400-\u9fff]", lead[-1:] or "x"):
+        if _COMPARATOR.search(lead[-10:]) and not _CJK_CHAR.search(lead[-1:] or "x"):
             continue
-        if re.search(r"(?:较|比|是|为|达到)\s*$", lead):
+        if _COMPARED_TO.search(lead):
             continue
         return chip
     m = None
@@ -186,7 +195,7 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
             continue
         text = part.norm[a:b]
         chips = chip_names(part, a, b, lexicon)
-        said = reporter(part, a, b, lexicon)
+        said: Name | None | bool = False  # who made the sentence's claims, read for its first claim
         for lo, hi, unit, s, e in figures:
             before = part.norm[max(a, s - 40) : s]
             if _FROM.search(before) or (_BASELINE_ONLY.search(part.norm[max(a, s - 30) : s]) and chips == []):
@@ -198,6 +207,8 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
                     continue
                 subject, inherited = context["subject"], True
             base = context.get("baseline") if inherited else _baseline(part, chips, subject, a, b, e)
+            if said is False:
+                said = reporter(part, a, b, lexicon)
             who = said or (context.get("reporter") if inherited else None)
             fact = {
                 "chip_id": subject.id,
@@ -346,7 +357,8 @@ def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
                              vendors[0].end) if vendors else None
             else:
                 chips = _launched(part, verb.end(), b, lexicon)
-                maker = name_before(part, a, verb.start())
+                # the maker is read only for a verb that launches a chip: without one nothing is proposed
+                maker = name_before(part, a, verb.start()) if chips else None
                 if not chips and verb.group().endswith(("亮相", "首发")):
                     chips, maker = _debuted(part, a, verb.start(), lexicon)
             if maker is None and chips and chips[0].id:

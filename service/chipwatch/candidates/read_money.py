@@ -166,10 +166,13 @@ def _verbs_of_raising(norm: str, a: int, b: int):
     return verbs
 
 
+_CJK_CHAR = re.compile(f"[{CJK}]")
+
+
 def _english_round(part: Part, a: int, b: int) -> Draft | None:
     norm = part.norm
     for verb in _verbs_of_raising(norm, a, b):
-        chinese = re.search(f"[{CJK}]", norm[a:b]) is not None
+        chinese = _CJK_CHAR.search(norm, a, b) is not None
         sums = [
             m for m in money(part, verb.end(), b)
             if m.currency != "CNY" or "yuan" in norm[m.start : m.end] or not chinese

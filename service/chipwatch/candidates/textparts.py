@@ -10,7 +10,9 @@ signals use, ``chipwatch.text.numbers``) and its sentences. Inside one sentence 
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,7 +100,12 @@ class Part:
         """What ``read(start, end)`` finds in the sentence holding ``norm[a:b]``, read once per sentence
         and cached, keeping the findings (``start``/``end`` attributes or tuples ending in them) inside
         ``[a, b)``. Readers ask again and again about windows of one sentence."""
-        sentence = next(((s, e) for s, e in self.sentences if s <= a and b <= e), (a, b))
+        # the first sentence starting at or before a and ending at or after b (the sentences are in order)
+        sentences = self.sentences
+        i = j = bisect_right(sentences, (a, _AFTER_EVERY_END)) - 1
+        while j > 0 and b <= sentences[j - 1][1]:
+            j -= 1
+        sentence = sentences[j] if i >= 0 and b <= sentences[j][1] else (a, b)
         key = (what, *sentence)
         if key not in self.cache:
             self.cache[key] = read(*sentence)
@@ -107,6 +114,10 @@ class Part:
             return list(found)
         return [x for x in found if a <= _start(x) and _end(x) <= b]
 
+
+# Sorts after every (start, end) span of a given start: the sentence holding offset a is the last one
+# starting at or before it.
+_AFTER_EVERY_END = sys.maxsize
 
 # Sentence ends: after a full stop and the spaces before a capital, after a run of CJK stops, semicolons or
 # line ends, and after " | "; a title's list items ("A 🤖, B 💰, C") are sentences too. The pattern opens
