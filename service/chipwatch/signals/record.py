@@ -31,9 +31,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlmodel import Session
 
+from chipwatch.kit.bulk import insert_from_arrays
 from chipwatch.metrics import TRANSITIONS
 from chipwatch.outbox.emit import emit, emit_many
 from chipwatch.signals import state as sm
@@ -175,14 +176,20 @@ def _insert_ignoring_duplicates(session: Session, values: list[dict[str, Any]]) 
 
     ``ON CONFLICT DO NOTHING`` (on any unique key: the evidence key or a story key) makes a concurrent
     evaluation of the same item or story wait for the first one and then skip the row instead of
-    failing, so the row, and the move it causes, happen once. One Core statement executed for every row
-    (SQLAlchemy sends them ``EVIDENCE_BATCH`` to a multi-row INSERT ... RETURNING, compiled once): a
-    new signal can match thousands of stored items, and this runs under the write lock.
+    failing, so the row, and the move it causes, happen once. A new signal can match thousands of
+    stored items, and this runs in the write transaction: on SQLite one Core statement executed for
+    every row (SQLAlchemy sends them ``EVIDENCE_BATCH`` to a multi-row INSERT ... RETURNING, compiled
+    once), on PostgreSQL one statement over column arrays (:func:`chipwatch.kit.bulk.insert_from_arrays`).
     """
     if not values:
         return []
     dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    if dialect == "postgresql":
+        return insert_from_arrays(
+            session.connection(), Evidence.__table__, values, ignore_conflicts=True,
+            returning=("id", *EVIDENCE_KEY),
+        )
+    insert = sqlite.insert
     stmt = (
         insert(Evidence.__table__)
         .on_conflict_do_nothing()
