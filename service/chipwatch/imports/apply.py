@@ -414,8 +414,7 @@ def record_changes(
     if not rows:
         return []
     table = FactChange.__table__  # type: ignore[attr-defined]
-    for chunk in _chunks(rows):
-        session.execute(insert(table), chunk)
+    insert_rows(session, table, rows)  # every row has the same keys: one compiled executemany
     # The ids read back in one query per BATCH facts (through the (kind, fact_id) index), not returned
     # by the insert: RETURNING in parameter order runs one statement per row. Within one import a fact
     # has one row per action and field; in id order, the rows just written are the ones kept.

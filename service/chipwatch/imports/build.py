@@ -65,11 +65,15 @@ def scaled(value: float | None, unit: float) -> float | None:
 def pick(plain: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     """The fields ``names`` of a record, blanks (None, empty lists and dicts) included as None so that
     a value a later version leaves blank is cleared."""
-    get = plain.get
-    # An empty list or dict is the only falsy container a record holds; other falsy values stay.
-    return {
-        name: None if (value := get(name)).__class__ in _CONTAINERS and not value else value for name in names
-    }
+    found = list(map(plain.get, names))
+    out = dict(zip(names, found))  # noqa: B905 - one value per name
+    # An empty list or dict is the only falsy container a record holds; other falsy values stay. The
+    # membership tests run in C and are false for most rows.
+    if [] in found or {} in found:
+        for name, value in zip(names, found):  # noqa: B905
+            if value.__class__ in _CONTAINERS and not value:
+                out[name] = None
+    return out
 
 
 def figure(fig: derived_figures.DerivedFigure | None) -> list[dict[str, Any]]:
