@@ -48,6 +48,7 @@ METRICS: dict[str, str] = {
 }
 """``Performance_Units`` (casefolded) -> metric name; a unit not listed leaves the metric unknown."""
 
+_EXACT_INTEGER = 2**53  # as Cells.integer: within a float's exact integers
 _ACCURACY_TARGET = re.compile(r"-(99(?:\.9+)?)$")
 _ACCURACY_PAIR = re.compile(r"([A-Za-z][\w%]*)\s*:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
@@ -131,6 +132,8 @@ def _number(value: Any, label: str, row: int, issues: list[RowIssue]) -> float |
 
 
 def _integer(value: Any, label: str, row: int, issues: list[RowIssue]) -> int | None:
+    if value.__class__ is int and 0 <= value <= _EXACT_INTEGER:  # the common JSON count
+        return value
     try:
         return plain_integer(value)
     except CellError as exc:
@@ -167,7 +170,8 @@ def _accelerators(
 
 
 def _required(get: Any, name: str) -> str:
-    result = text(get(name))
+    value = get(name)
+    result = (value.strip() or None) if value.__class__ is str else text(value)
     if result is None:
         raise RowRejected(f"no {name}")
     return result

@@ -35,6 +35,7 @@ from chipwatch.datasets.records import (
 OnConflict = Literal["error", "digest"]
 
 _EXACT_INTEGER = 2**53
+_US_DATE = values.US_DATE
 
 
 class RowRejected(Exception):
@@ -96,6 +97,11 @@ def plain_partial_date(value: Any) -> dict[str, str] | None:
     """``{"value": "YYYY-MM-DD", "precision": ...}`` or None (:meth:`Cells.partial_date`)."""
     if not value and value != 0:
         return None
+    if value.__class__ is str and (match := _US_DATE.match(value.strip())):
+        # Epoch's common cell, read as values.partial_date reads it, without the PartialDate.
+        month, day_of_month, year = match.groups()
+        found = values.checked_date(int(year), int(month), int(day_of_month), value.strip())
+        return {"value": found.isoformat(), "precision": "day"}
     result = values.partial_date(value)
     return None if result is None else {"value": result.value.isoformat(), "precision": result.precision}
 

@@ -11,7 +11,7 @@ import io
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -33,8 +33,10 @@ class Column:
     required: bool = False
 
 
+@lru_cache(maxsize=4096)
 def fold_header(header: str) -> str:
-    """A header compared by name: casefolded, byte-order mark dropped, runs of whitespace as one space."""
+    """A header compared by name: casefolded, byte-order mark dropped, runs of whitespace as one space.
+    Cached: every version of a dataset repeats its headers."""
     return _SPACES.sub(" ", header.replace("\ufeff", "")).strip().casefold()
 
 

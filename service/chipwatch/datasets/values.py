@@ -20,7 +20,8 @@ EARLIEST_YEAR = 1940  # older than any computing hardware these datasets describ
 LATEST_YEAR = 2100
 
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
-_US_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
+US_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$")
+"""``M/D/YYYY``, Epoch's US-order date."""
 _ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ T].*)?$")
 _ISO_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _YEAR = re.compile(r"^(\d{4})$")
@@ -95,7 +96,8 @@ def integer(value: object, *, minimum: int | None = 0) -> int | None:
     return int(result)
 
 
-def _checked_date(year: int, month: int, day: int, raw: str) -> date:
+def checked_date(year: int, month: int, day: int, raw: str) -> date:
+    """The calendar date, its year within 1940..2100; raises CellError naming ``raw`` otherwise."""
     if not EARLIEST_YEAR <= year <= LATEST_YEAR:
         raise CellError(f"{raw!r} has an implausible year")
     try:
@@ -114,22 +116,22 @@ def partial_date(value: object) -> PartialDate | None:
     if value.__class__ is str:
         # Epoch's US-order date first: the common cell, and text that matches it is never blank.
         raw = value.strip()
-        if match := _US_DATE.match(raw):
+        if match := US_DATE.match(raw):
             month, day, year = match.groups()
-            return PartialDate(_checked_date(int(year), int(month), int(day), raw), "day")
+            return PartialDate(checked_date(int(year), int(month), int(day), raw), "day")
     if is_blank(value):
         return None
     raw = str(value).strip()
-    if match := _US_DATE.match(raw):
+    if match := US_DATE.match(raw):
         month, day, year = (int(part) for part in match.groups())
-        return PartialDate(_checked_date(year, month, day, raw), "day")
+        return PartialDate(checked_date(year, month, day, raw), "day")
     if match := _ISO_DAY.match(raw):
         year, month, day = (int(part) for part in match.groups())
-        return PartialDate(_checked_date(year, month, day, raw), "day")
+        return PartialDate(checked_date(year, month, day, raw), "day")
     if match := _ISO_MONTH.match(raw):
-        return PartialDate(_checked_date(int(match[1]), int(match[2]), 1, raw), "month")
+        return PartialDate(checked_date(int(match[1]), int(match[2]), 1, raw), "month")
     if match := _YEAR.match(raw):
-        return PartialDate(_checked_date(int(match[1]), 1, 1, raw), "year")
+        return PartialDate(checked_date(int(match[1]), 1, 1, raw), "year")
     raise CellError(f"{raw[:40]!r} is not a date")
 
 
