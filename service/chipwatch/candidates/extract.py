@@ -21,7 +21,7 @@ import ahocorasick
 from chipwatch.candidates.figures import money, yen_sign_currency
 from chipwatch.candidates.lexicon import Lexicon
 from chipwatch.candidates.names import reporter
-from chipwatch.candidates.read_claims import launch_verbs, read_benchmarks, read_launches
+from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
 from chipwatch.candidates.read_deployments import (
     complete,
     deploy_verb_in,
@@ -174,7 +174,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
     """
     kinds = _kinds_in(title.lower())
     summary_kinds: list[set[str]] = []
-    # The verbs found while choosing the summary's sentences, handed to the summary's part for its readers.
+    # The verbs of deploying found while choosing the summary's sentences, handed to its readers.
     verbs: dict[Any, Any] = {}
 
     def keep(norm: str, spans: list[tuple[int, int]]) -> list[bool]:
@@ -196,7 +196,7 @@ def extract(title: str, summary: str | None, lexicon: Lexicon) -> list[Proposal]
         # with no verb of deploying anywhere. The item's kinds stay as its words name them.
         deploying: bool | None = None
         for found, (a, b) in zip(summary_kinds, spans, strict=True):
-            if "launch" in found and not launch_verbs(norm, a, b, verbs):
+            if "launch" in found and not launch_verb_in(norm, a, b):
                 found.discard("launch")
             if "deployment" in found:
                 if deploying is None:

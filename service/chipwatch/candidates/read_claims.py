@@ -14,7 +14,6 @@ quotes must be followed by a hardware word ("Crescent Island inference GPU", "Ir
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.lexicon import Lexicon
@@ -152,7 +151,7 @@ def _launch_object(part: Part, a: int, at: int) -> Name | None:
     """The product a verb of launching names before a claim of the same sentence ("d-Matrix Unveils
     Raptor, Claims 2.1x ...", "FuriosaAI launches RNGD Max with 2x ..."), else None."""
     verbs = part.per_sentence("launch verbs", a, at, lambda s, e: [
-        (v.start(), v.end()) for v in launch_verbs(part.norm, s, e, part.cache)
+        (v.start(), v.end()) for v in _LAUNCH.finditer(part.norm, s, e)
     ])
     if not verbs:
         return None
@@ -335,21 +334,11 @@ def launch_verb_in(norm: str, a: int, b: int) -> bool:
     return _LAUNCH.search(norm, a, b) is not None
 
 
-def launch_verbs(norm: str, a: int, b: int, cache: dict[Any, Any]) -> list[re.Match[str]]:
-    """The verbs of launching in ``norm[a:b]`` (normalised text), kept in ``cache`` (a part's cache, or
-    one that becomes it): choosing a summary's sentences and reading them ask about the same ones."""
-    key = ("launch matches", a, b)
-    found = cache.get(key)
-    if found is None:
-        found = cache[key] = list(_LAUNCH.finditer(norm, a, b))
-    return found
-
-
 def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
     """Launches in ``part``: one draft per chip named after a launch verb."""
     out: list[Draft] = []
     for a, b in part.sentences_of("launch"):
-        for verb in launch_verbs(part.norm, a, b, part.cache):
+        for verb in _LAUNCH.finditer(part.norm, a, b):
             if verb.group("ga"):  # "The NVIDIA RTX PRO 5000 ... GPU is now generally available"
                 chips = [c for c in chip_names(part, a, verb.start(), lexicon)][:1]
                 vendors = [f for f in part.found_in(a, verb.start()) if f.kind == "vendor"]
@@ -377,4 +366,4 @@ def read_launches(part: Part, lexicon: Lexicon) -> list[Draft]:
     return out
 
 
-__all__ = ["launch_verb_in", "launch_verbs", "read_benchmarks", "read_launches"]
+__all__ = ["launch_verb_in", "read_benchmarks", "read_launches"]

@@ -396,11 +396,25 @@ def _kb_rows(session: Session, kind: str, facts: Sequence[dict[str, Any]]) -> li
         where = table.id.in_(ids) if ids else None
     if where is None:
         return []
-    stmt = select(table).where(where)
+    # The columns the match reads (``keys.corroborates``, ``_row_subjects``) as plain rows: table objects
+    # would cost their loading and identity map for every row of a subject a check names.
+    stmt = select(*(getattr(table, name) for name in _KB_COLUMNS[kind])).where(where)
     for column in ("retracted_at", "retired_at"):
         if hasattr(table, column):
             stmt = stmt.where(getattr(table, column).is_(None))
-    return list(session.scalars(stmt.order_by(table.id)))
+    return list(session.execute(stmt.order_by(table.id)))
+
+
+_FUNDING_COLUMNS = (
+    "id", "round_type", "vendor_id", "acquirer_id", "currency", "amount", "post_money_valuation"
+)
+_KB_COLUMNS: dict[str, tuple[str, ...]] = {
+    "funding": _FUNDING_COLUMNS,
+    "acquisition": _FUNDING_COLUMNS,
+    "deployment": ("id", "chip_id", "operator_id", "capacity_mw", "capacity_mw_target", "units_min"),
+    "benchmark": ("id", "chip_ids", "unit", "value", "value_max"),
+    "launch": ("id",),
+}
 
 
 # ---------------------------------------------------------------------------------------------------
