@@ -15,8 +15,9 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
 from chipwatch.candidates import keys
@@ -308,6 +309,7 @@ def _recount(session: Session, candidates: Sequence[Candidate], now: datetime) -
         return
     by_id = {c.id: c for c in candidates}
     ids = sorted(i for i in by_id if i is not None)
+    rows: list[dict[str, Any]] = []
     for start in range(0, len(ids), ITEM_BATCH):
         stmt = (
             select(
@@ -319,13 +321,28 @@ def _recount(session: Session, candidates: Sequence[Candidate], now: datetime) -
             .group_by(CandidateItem.candidate_id)
         )
         for candidate_id, n, best in session.execute(stmt):
+            independent = int(n or 0)
+            counted = {
+                "independent_sources": independent,
+                "verification": keys.allowed_verification(independent),
+                "confidence": keys.confidence(float(best or 0.0), independent),
+                "updated_at": now,
+            }
+            rows.append({"b_id": candidate_id, **{f"b_{name}": value for name, value in counted.items()}})
             candidate = by_id[candidate_id]
-            candidate.independent_sources = int(n or 0)
-            candidate.verification = keys.allowed_verification(candidate.independent_sources)
-            candidate.confidence = keys.confidence(float(best or 0.0), candidate.independent_sources)
-            candidate.updated_at = now
-            session.add(candidate)
+            for name, value in counted.items():
+                set_committed_value(candidate, name, value)  # written below, as the row now holds it
+    # One executemany for every candidate instead of an ORM flush of each (its change tracking costs more
+    # than the statement); the objects hold the written values, so nothing reads a stale count.
     session.flush()
+    if rows:
+        table = Candidate.__table__
+        session.execute(
+            update(table).where(table.c.id == bindparam("b_id")).values(
+                {name[2:]: bindparam(name) for name in rows[0] if name != "b_id"}
+            ),
+            rows,
+        )
 
 
 def _corroborations(
