@@ -13,7 +13,9 @@ from typing import Any
 from chipwatch.datasets.benchmark_serving import ServingResult
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__, and an import
+# computes a figure or two per row. Nothing changes a figure once computed.
+@dataclass(slots=True, kw_only=True)
 class DerivedFigure:
     """A computed figure: ``value`` in ``unit``, from ``inputs`` by ``formula``."""
 

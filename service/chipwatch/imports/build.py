@@ -22,7 +22,9 @@ TB = 1e12
 _CONTAINERS = frozenset((list, dict))
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__, once per row of
+# a dataset. Nothing changes a Built once a builder has returned it.
+@dataclass(slots=True)
 class Built:
     """What one record becomes.
 

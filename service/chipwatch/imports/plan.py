@@ -72,7 +72,7 @@ class Existing:
     scope: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, as Built (one per row); nothing changes it once made
 class Candidate:
     """A record ready to decide: its row number, plain form and what it built into."""
 
