@@ -128,6 +128,22 @@ def test_bad_elements_are_reported_by_position(corpus_bytes):
     assert [r["row"] for r in result.records] == [1, 5]
 
 
+def test_counts_beyond_any_count_are_unknown_with_a_warning(corpus_bytes):
+    elements = json.loads(corpus_bytes(V51))[:3]
+    elements[0] = {**elements[0], "a#": 1e15}
+    elements[1] = {**elements[1], "a#": 70000, "Nodes": 70000}
+    result = parse_summary_results(json.dumps(elements))
+    first, second, third = result.records
+    assert first["accelerators_per_node"] is None and first["accelerator_count"] is None
+    assert second["accelerators_per_node"] == 70000 and second["nodes"] == 70000
+    assert second["accelerator_count"] is None
+    assert third["accelerators_per_node"] == elements[2]["a#"]
+    assert [(w.row, w.reason) for w in result.warnings] == [
+        (1, "a#: 1000000000000000 is more than any count (2147483647); unknown"),
+        (2, "a# x Nodes: 4900000000 is more than any count (2147483647); unknown"),
+    ]
+
+
 def test_wrong_documents_are_refused(corpus_bytes):
     with pytest.raises(DatasetFormatError, match="not JSON"):
         parse_summary_results(corpus_bytes("epoch-ai/gpu_clusters.csv"))

@@ -49,6 +49,7 @@ METRICS: dict[str, str] = {
 """``Performance_Units`` (casefolded) -> metric name; a unit not listed leaves the metric unknown."""
 
 _EXACT_INTEGER = 2**53  # as Cells.integer: within a float's exact integers
+_COUNT_MAX = 2**31 - 1  # the knowledge base's bound on a count (knowledge.models.COUNT_MAX)
 _ACCURACY_TARGET = re.compile(r"-(99(?:\.9+)?)$")
 _ACCURACY_PAIR = re.compile(r"([A-Za-z][\w%]*)\s*:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
@@ -132,13 +133,17 @@ def _number(value: Any, label: str, row: int, issues: list[RowIssue]) -> float |
 
 
 def _integer(value: Any, label: str, row: int, issues: list[RowIssue]) -> int | None:
-    if value.__class__ is int and 0 <= value <= _EXACT_INTEGER:  # the common JSON count
+    if value.__class__ is int and 0 <= value <= _COUNT_MAX:  # the common JSON count
         return value
     try:
-        return plain_integer(value)
+        count = plain_integer(value)
     except CellError as exc:
         issues.append(RowIssue(row, cell_warning(label, exc)))
         return None
+    if count is not None and count > _COUNT_MAX:
+        issues.append(RowIssue(row, f"{label}: {count} is more than any count ({_COUNT_MAX}); unknown"))
+        return None
+    return count
 
 
 def _power(get: Any, row: int, issues: list[RowIssue]) -> tuple[float | None, float | None]:
@@ -163,6 +168,9 @@ def _accelerators(
     if accelerator is None:
         return None, per_node, nodes, None, []
     total = per_node * nodes if per_node is not None and nodes is not None else None
+    if total is not None and total > _COUNT_MAX:
+        issues.append(RowIssue(row, f"a# x Nodes: {total} is more than any count ({_COUNT_MAX}); unknown"))
+        total = None
     parts = split_hardware(accelerator, count=total)
     if len(parts) > 1 and all(part.count is not None for part in parts):
         total = sum(part.count or 0 for part in parts)
