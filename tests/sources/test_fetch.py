@@ -691,3 +691,68 @@ def test_304s_and_redirects_leave_the_connection_reusable(keepalive_server):
     assert [r.status for r in results] == ["not_modified"] * 4
     assert len(ports) == 5
     assert len(set(ports)) == 1, "every request after the first reuses the same connection"
+
+
+# --------------------------------------------------------------------------------------------------
+# Kept-alive connections closed by the server
+
+
+def _closing_server(answers_per_connection: list[int]):
+    """An HTTP server on 127.0.0.1 whose n-th connection answers ``answers_per_connection[n]`` requests
+    (kept alive), then reads the next request and closes without answering it."""
+    accepted: list[int] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        n = len(accepted)
+        accepted.append(n)
+        budget = answers_per_connection[n] if n < len(answers_per_connection) else 0
+        try:
+            for _ in range(budget):
+                await reader.readuntil(b"\r\n\r\n")
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(FEED), FEED))
+                await writer.drain()
+            await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            pass
+        writer.close()
+
+    return serve, accepted
+
+
+def test_a_request_on_a_connection_the_server_just_closed_is_sent_once_more():
+    """The server's idle timeout ends as the second request goes out on the kept connection: that
+    request is sent again on a new connection and the fetch succeeds."""
+    serve, accepted = _closing_server([1, 1])
+    cfg = settings()
+
+    async def go() -> list[FetchResult]:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/feed.xml"
+        try:
+            async with make_client(cfg) as client:
+                return [await fetch_feed(client, url, settings=cfg) for _ in range(2)]
+        finally:
+            server.close()
+
+    results = asyncio.run(go())
+    assert [(r.status, r.body) for r in results] == [("ok", FEED), ("ok", FEED)]
+    assert accepted == [0, 1]
+
+
+def test_a_server_that_never_answers_is_asked_twice_and_fails():
+    serve, accepted = _closing_server([])
+    cfg = settings()
+
+    async def go() -> FetchResult:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/feed.xml"
+        try:
+            async with make_client(cfg) as client:
+                return await fetch_feed(client, url, settings=cfg)
+        finally:
+            server.close()
+
+    result = asyncio.run(go())
+    assert result.status == "error"
+    assert result.error == "HTTP protocol error: Server disconnected without sending a response."
+    assert accepted == [0, 1]

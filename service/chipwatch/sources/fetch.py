@@ -20,6 +20,7 @@ Limits, and why:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.cookiejar
 import logging
 import os
@@ -302,6 +303,25 @@ def _describe(exc: BaseException) -> str:
     return f"network error ({type(exc).__name__}): {text}"
 
 
+# A server may close a kept-alive connection just as the next request goes out on it (its idle timeout,
+# 5 s for Apache and uvicorn, ending at that moment): the request then fails before any answer, through
+# no fault of the feed. A GET is safe to send again; once, on another connection.
+_CLOSED_BEFORE_ANSWER = "Server disconnected without sending a response"
+
+
+async def _send(client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> httpx.Response:
+    """The response to a GET of ``url`` with its body still to read (the caller closes it), sent again
+    once when the connection was closed before any answer."""
+    request = client.build_request("GET", url, headers=headers)
+    try:
+        return await client.send(request, stream=True)
+    except httpx.RemoteProtocolError as exc:
+        if not str(exc).startswith(_CLOSED_BEFORE_ANSWER):
+            raise
+        logger.debug("connection closed before an answer for %s; sending once more", url)
+        return await client.send(request, stream=True)
+
+
 @dataclass(slots=True)
 class _Progress:
     url: str
@@ -389,7 +409,7 @@ async def _exchange(
                 await checks.check_url(progress.url)
             else:
                 await netguard.acheck_url(progress.url, allow_private=False)
-            async with client.stream("GET", progress.url, headers=request_headers) as response:
+            async with contextlib.aclosing(await _send(client, progress.url, request_headers)) as response:
                 progress.http_status = response.status_code
                 progress.headers = {k.lower(): v for k, v in response.headers.items()}
                 status = response.status_code
