@@ -223,6 +223,29 @@ def back_reference(part: Part, lo: int, pos: int) -> Name | None:
     return part.title.cache["subject"]
 
 
+# "On Wednesday it said it had agreed to acquire": "it" refers to the company the title is about.
+_PRONOUN = re.compile(
+    r"(?:^|[\s,;])(?:it|It)(?:\s(?:said|says|announced|confirmed)(?:\s(?:that\s)?it)?)?"
+    r"(?:\s(?:has|had|also|now|today|then))*$"
+)
+
+
+def pronoun_reference(part: Part, lo: int, pos: int) -> Name | None:
+    """The company of the item's title when the words just before ``pos`` in a summary's sentence are
+    "it" ("it said it had agreed to"), else None. Only a summary refers back; a title's "it" has nothing
+    before it to name."""
+    if part.title is None:
+        return None
+    before = part.norm[lo:pos].rstrip()
+    if not before.endswith(("it", "has", "had", "also", "now", "today", "then")) or _PRONOUN.search(
+        before
+    ) is None:
+        return None
+    if "subject" not in part.title.cache:
+        part.title.cache["subject"] = title_subject(part.title)
+    return part.title.cache["subject"]
+
+
 _TITLE_VERB = re.compile(r"\s(?=[a-z])|\s(?=(?:" + "|".join(
     "Announces Announced Raises Secures Closes Lands Acquires Buys Unveils Launches Deploys Completes "
     "Signs Says Claims Introduces Debuts Ships Expands Agrees Opens Brings Commits Wins Gets Receives "

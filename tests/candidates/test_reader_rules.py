@@ -1,0 +1,115 @@
+"""General reading rules, each on invented companies and chips: how a round, a deal or a deployment is
+written in ways the labelled sets met rarely (a market debut, a debt package beside equity, a company
+named by "the company" or "it", a target behind a country's possessive, a facility or a place written
+with its operator, a count in 万卡)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwatch.candidates.extract import extract
+from chipwatch.candidates.lexicon import LexEntry, Lexicon
+
+LEXICON = Lexicon.build(
+    [
+        LexEntry("nvidia", "vendor", ("NVIDIA", "英伟达")),
+        LexEntry("quillon", "vendor", ("Quillon", "奎隆")),
+        LexEntry("huawei", "vendor", ("Huawei", "华为")),
+        LexEntry("gb300", "chip", ("GB300", "Blackwell Ultra"), "nvidia"),
+        LexEntry("quillon-q7", "chip", ("Quillon Q7", "奎隆Q7", "Q7"), "quillon"),
+        LexEntry("ascend-910b", "chip", ("Ascend 910B", "昇腾910B"), "huawei"),
+    ]
+)
+
+
+def facts(title: str, summary: str = "", kind: str | None = None) -> list[dict]:
+    return [p.fact for p in extract(title, summary, LEXICON) if kind is None or p.kind == kind]
+
+
+# --------------------------------------------------------------------------------------------- funding
+
+
+def test_a_market_debut_is_an_ipo_with_its_valuation():
+    (fact,) = facts("Tarnwell raises $900 million in NYSE debut, valuing the chipmaker at $8 billion")
+    assert (fact["vendor_name"], fact["amount"], fact["round_type"], fact["post_money_valuation"]) == (
+        "Tarnwell", 9e8, "ipo", 8e9
+    )
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Brackenfield secures $400 million GPU-backed credit facility led by Citi",
+        "Brackenfield lands $2bn debt financing for Ohio campus",
+        "Brackenfield raises $750 million revolving loan",
+    ],
+)
+def test_a_loan_is_no_round(title):
+    assert facts(title, kind="funding") == []
+
+
+def test_equity_beside_debt_is_the_round():
+    (fact,) = facts(
+        "Brackenfield lines up $6bn in debt and $450m of equity for Danish AI campus",
+        "The Oslo-based neocloud said the equity round values the company at $2.1bn.",
+        kind="funding",
+    )
+    assert (fact["vendor_name"], fact["amount"], fact["post_money_valuation"]) == (
+        "Brackenfield", 4.5e8, 2.1e9
+    )
+
+
+def test_the_company_of_the_title_closes_a_round_in_the_summary():
+    (fact,) = facts(
+        "Tarnwell courts Nordic carriers as edge AI demand grows",
+        "Tarnwell's chief executive spoke at a conference. The Tampere-based company closed a 90 billion won "
+        "(US$65 million) Series C led by a state bank this month.",
+        kind="funding",
+    )
+    assert (fact["vendor_name"], fact["amount"], fact["currency"], fact["round_type"]) == (
+        "Tarnwell", 9e10, "KRW", "series_c"
+    )
+
+
+# ---------------------------------------------------------------------------------------- acquisitions
+
+
+def test_the_target_after_a_countrys_possessive():
+    (fact,) = facts("Quillon to buy Norway's Fjordcool for €800m in cooling push", kind="acquisition")
+    assert (fact["acquirer_id"], fact["vendor_name"], fact["amount"], fact["currency"]) == (
+        "quillon", "Fjordcool", 8e8, "EUR"
+    )
+
+
+def test_it_in_the_summary_is_the_titles_company():
+    (fact,) = facts(
+        "Quillon sharpens server ambitions with interconnect deal",
+        "On Monday it said it had agreed to acquire Latchpoint Labs, a Austin-based switch designer.",
+        kind="acquisition",
+    )
+    assert (fact["acquirer_id"], fact["vendor_name"]) == ("quillon", "Latchpoint Labs")
+
+
+def test_a_second_verb_shares_the_subject_and_a_rounds_sum_is_no_price():
+    found = facts("Tarnwell raises $300 million Series B and agrees to buy chip designer Ostrava Micro")
+    deal = next(f for f in found if "acquirer_name" in f)
+    assert (deal["acquirer_name"], deal["vendor_name"], deal["amount"]) == ("Tarnwell", "Ostrava Micro", None)
+
+
+def test_the_price_in_the_summarys_agreement_to_acquire():
+    (fact,) = facts(
+        "Quillon to Acquire Latchpoint Labs, Expanding Its Interconnect Portfolio",
+        "AUSTIN, Texas -- Quillon Inc. today announced a definitive agreement to acquire Latchpoint Labs, a "
+        "maker of CXL switches, for approximately $310 million in cash.",
+        kind="acquisition",
+    )
+    assert (fact["vendor_name"], fact["amount"], fact["currency"]) == ("Latchpoint Labs", 3.1e8, "USD")
+
+
+def test_chinese_deal_named_again_is_no_second_deal_and_its_price_is_read():
+    (fact,) = facts("奎隆完成对星河微电子的收购", "此次交易以发行股份方式进行，交易作价约12.5亿元。")
+    assert (fact["acquirer_id"], fact["vendor_name"], fact["amount"], fact["currency"]) == (
+        "quillon", "星河微电子", 1.25e9, "CNY"
+    )
+    found = facts("奎隆宣布收购驱动软件公司星河视界", "奎隆表示此次收购将加强其编译器团队，交易金额未披露。")
+    assert [(f["acquirer_id"], f["vendor_name"]) for f in found] == [("quillon", "星河视界")]
