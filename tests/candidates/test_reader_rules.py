@@ -113,3 +113,30 @@ def test_chinese_deal_named_again_is_no_second_deal_and_its_price_is_read():
     )
     found = facts("奎隆宣布收购驱动软件公司星河视界", "奎隆表示此次收购将加强其编译器团队，交易金额未披露。")
     assert [(f["acquirer_id"], f["vendor_name"]) for f in found] == [("quillon", "星河视界")]
+
+
+# ----------------------------------------------------------------------------------------- deployments
+
+
+def test_a_site_and_its_phase_run_the_chips_and_a_clause_after_the_comma_gives_the_power():
+    (fact,) = facts("星河智算中心二期投运，200兆瓦算力集群采用奎隆Q7", kind="deployment")
+    assert (fact["operator_name"], fact["chip_id"], fact["power_mw"], fact["status"]) == (
+        "星河智算中心", "quillon-q7", 200, "operational"
+    )
+
+
+def test_an_operator_before_the_place_of_its_ten_thousand_card_cluster():
+    (fact,) = facts("星河电信大连万卡集群投运，部署昇腾910B", kind="deployment")
+    assert (fact["operator_name"], fact["chip_id"], fact["units"], fact["place"]) == (
+        "星河电信", "ascend-910b", 10000, "大连"
+    )
+    # an approximate size is no count
+    (fact,) = facts("星河电信大连上万卡集群投运，部署昇腾910B", kind="deployment")
+    assert fact["units"] is None
+
+
+def test_the_first_party_of_a_signing_buys_from_the_chip_maker():
+    (fact,) = facts("星河仪电与奎隆签约 采购3000张奎隆Q7建设智算中心", kind="deployment")
+    assert (fact["operator_name"], fact["chip_id"], fact["units"], fact["status"]) == (
+        "星河仪电", "quillon-q7", 3000, "planned"
+    )

@@ -303,6 +303,13 @@ def _cloud_in(part: Part, verb: re.Match[str]) -> Name | None:
     return None
 
 
+# "X与Y签约", "X和Y合作": two parties of one clause
+_CN_WITH = re.compile(r"与|和|同")
+# a site named after its place: "智算中心", "万卡集群", "算力集群"
+_CN_SITE_AFTER_PLACE = re.compile(rf"(?:万卡|千卡)?(?:{CN_SITE.pattern}|(?:智算|算力|AI|人工智能)?集群)")
+_CN_PHASE_END = re.compile(r"(?:首期|一期|二期|三期|四期)(?:项目|工程)?$")
+
+
 def _is_phase(part: Part, lo: int, verb: re.Match[str]) -> bool:
     """Is the subject of ``verb`` a phase of a plan ("首期将部署")? It is the plan's operator's."""
     name = _named_operator(part, lo, verb)
@@ -324,15 +331,27 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
         vendors = [f for f in part.found_in(lo, end) if f.kind == "vendor"]
         if vendors:
             f = vendors[0]
+            first = None
+            if f.start - 1 - lo >= 2 and _CN_WITH.match(norm, f.start - 1):
+                first = name_before(part, lo, f.start - 1)
+            if first is not None and not _NOT_OPERATOR.match(first.text):
+                # "上海仪电与沐曦签约 采购5000张曦云C600": the first named buys, the one it signs with
+                # supplies
+                return first
             return Name(f.id, norm[f.start : f.end], f.start, f.end)
         name = name_before(part, lo, end)
         if name is not None and name.id is None:
-            # "中国移动呼和浩特智算中心": the operator is named before the place of its site
+            # "中国移动呼和浩特智算中心", "中国移动哈尔滨万卡集群": the operator is named before the place
+            # of its site
             place = cn_place(norm, name.start + 2, name.end)
             # only a site word after the place makes the words before it a company ("国家超算郑州中心" is
             # one name)
-            if place is not None and CN_SITE.match(norm, place.end(), name.end):
+            if place is not None and _CN_SITE_AFTER_PLACE.match(norm, place.end(), name.end):
                 name = Name(None, norm[name.start : place.start()], name.start, place.start())
+            phase = _CN_PHASE_END.search(name.text)
+            if phase is not None and phase.start() >= 2:
+                # "中卫智算中心一期投运": the site runs it; its phase is a part of it, not another operator
+                name = Name(None, name.text[: phase.start()], name.start, name.start + phase.start())
         return name
     if _POWERED_BY.search(verb.group()):
         return None  # "Alice Recoque will be powered by ...": the machine, not who runs it
