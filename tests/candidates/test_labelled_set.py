@@ -56,7 +56,7 @@ BLIND = load("heldout5_items.yaml")
 # (precision, recall) per kind of the blind set's first measurement (see its header)
 BLIND_FLOOR = {
     "funding": (1.000, 1.000),
-    "acquisition": (0.909, 1.000),
+    "acquisition": (1.000, 1.000),
     "deployment": (0.400, 0.375),
     "benchmark": (0.750, 0.818),
     "launch": (1.000, 0.800),

@@ -140,3 +140,36 @@ def test_the_first_party_of_a_signing_buys_from_the_chip_maker():
     assert (fact["operator_name"], fact["chip_id"], fact["units"], fact["status"]) == (
         "星河仪电", "quillon-q7", 3000, "planned"
     )
+
+
+def test_the_title_company_said_its_site_went_live():
+    (fact,) = facts(
+        "Tarnwell bets on AI data centres as mobile growth stalls",
+        "Tarnwell's profit fell 9%. The carrier said its Birch GPU cluster in Espoo, Finland, went live in "
+        "October with 2,000 Nvidia B200 GPUs.",
+        kind="deployment",
+    )
+    assert (fact["operator_name"], fact["chip_name"], fact["units"], fact["status"], fact["place"]) == (
+        "Tarnwell", "B200", 2000, "operational", "Espoo"
+    )
+
+
+def test_a_named_site_then_its_known_place_gives_the_place():
+    (fact,) = facts("Tarnwell brings 20,000-GPU GB300 cluster online at Project Birch in North Texas")
+    assert (fact["operator_name"], fact["units"], fact["place"]) == ("Tarnwell", 20000, "North Texas")
+
+
+def test_a_campus_in_the_summary_places_the_titles_deployment():
+    (fact,) = facts(
+        "Tarnwell switches on Birch 2, a 6,000-GPU AI supercomputer built on Nvidia B300",
+        "The system at the carrier's Espoo campus is open to universities.",
+    )
+    assert (fact["operator_name"], fact["units"], fact["place"]) == ("Tarnwell", 6000, "Espoo")
+
+
+def test_an_older_deal_told_for_comparison_is_no_deal():
+    found = facts(
+        "Quillon to buy Norway's Fjordcool for €800m",
+        "The deal, Quillon's largest since it bought Arctis in 2017, gives the group a foothold in cooling.",
+    )
+    assert [f["vendor_name"] for f in found] == ["Fjordcool"]

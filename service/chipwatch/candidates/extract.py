@@ -52,7 +52,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                    "operation", "operating", " serves", " serving", "into service", "commercial service",
                    "commission", "lease", "stands up", "stood up", "build out", "builds out",
                    # a summary's sentence that places the item's deployment ("a data center in Tokyo")
-                   "center in ", "centre in ", "campus in ",
+                   "center in ", "centre in ", "campus in ", " campus",
                    "部署", "上线", "投运", "运行", "投入运营", "正式运营", "投产", "点亮", "建成",
                    "建设", "采购", "使用", "扩至", "扩容", "订购", "租用", "启用",
                    "兆瓦", "吉瓦"),

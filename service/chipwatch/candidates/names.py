@@ -225,7 +225,9 @@ def back_reference(part: Part, lo: int, pos: int) -> Name | None:
 
 # "On Wednesday it said it had agreed to acquire": "it" refers to the company the title is about.
 _PRONOUN = re.compile(
-    r"(?:^|[\s,;])(?:it|It)(?:\s(?:said|says|announced|confirmed)(?:\s(?:that\s)?it)?)?"
+    # not after a conjunction: "Samsung's largest since it bought Harman" tells of another, older deal
+    r"(?:^|[,;]|(?<!\bsince)(?<!\bafter)(?<!\bwhen)(?<!\bbefore)(?<!\bonce)(?<!\buntil)(?<!\bas)(?<!\bbecause)"
+    r"(?<!\bwhere)\s)(?:it|It)(?:\s(?:said|says|announced|confirmed)(?:\s(?:that\s)?it)?)?"
     r"(?:\s(?:has|had|also|now|today|then))*$"
 )
 
@@ -449,6 +451,8 @@ _NOT_PLACES = frozenset(
 
 
 _VAGUE = ("多", "各", "全国", "一些", "部分", "数家")
+_IN_KNOWN_PLACE = re.compile(rf",?\s+in\s+(?P<p>(?:(?:North|South|East|West|Central|Northern|Southern|Eastern"
+                             rf"|Western)\s)?(?:{_PLACE_WORDS}))\b")
 
 
 def place_in(part: Part, a: int, b: int) -> str | None:
@@ -466,6 +470,9 @@ def place_in(part: Part, a: int, b: int) -> str | None:
     found = []
     for m in _PLACE.finditer(norm, a, b):
         text = m.group("a") or m.group("b") or m.group("c")
+        known = _IN_KNOWN_PLACE.match(norm, m.end(), b) if m.group("a") else None
+        if known is not None:  # "at Project Horizon in West Texas": the site's name, then its place
+            text = known.group("p")
         if text.split()[0] not in _NOT_PLACES and not text.startswith(_VAGUE):
             found.append((m.start(), text))
     if not found:

@@ -310,6 +310,9 @@ _CN_SITE_AFTER_PLACE = re.compile(rf"(?:万卡|千卡)?(?:{CN_SITE.pattern}|(?:�
 _CN_PHASE_END = re.compile(r"(?:首期|一期|二期|三期|四期)(?:项目|工程)?$")
 
 
+_SAID_ITS = re.compile(r"\b(?:said|says|added|noted)\s(?:that\s)?(?P<its>its)\s")
+
+
 def _is_phase(part: Part, lo: int, verb: re.Match[str]) -> bool:
     """Is the subject of ``verb`` a phase of a plan ("首期将部署")? It is the plan's operator's."""
     name = _named_operator(part, lo, verb)
@@ -358,6 +361,12 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     referred = back_reference(part, lo, verb.start())
     if referred is not None:
         return referred
+    said_its = _SAID_ITS.search(norm, lo, verb.start())
+    if said_its is not None:
+        # "The carrier said its Haein GPU cluster in Seoul went live": the company of the title runs its site
+        referred = back_reference(part, lo, said_its.start("its"))
+        if referred is not None:
+            return referred
     before = _without_auxiliaries(norm[lo : verb.start()].rstrip())
     name = name_before(part, lo, lo + len(before))
     speaker = _SPEAKER.match(norm, lo, verb.start())

@@ -366,6 +366,9 @@ _CN_ACQUIRER_TAIL = re.compile(
 )
 # "此次收购将加强其团队": the deal named again as a noun, no buyer or target after it
 _CN_THE_DEAL = re.compile(r"(?:此次|本次|这次|该|上述|该笔|这笔|此项|该项)$")
+_SINCE_CLAUSE = re.compile(
+    r"\b(?:since|after|when|before|once)\s(?:it|they|the company|[A-Z][\w.&'-]*)\s(?:had\s|has\s|first\s)?$"
+)
 _AND_BEFORE = re.compile(r"\band\s*$")
 _NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|weighs|bid for|said to|rumou?r"
                        r"|could|may|might)\b|洽谈|传闻|考虑|或将", re.IGNORECASE)
@@ -446,8 +449,8 @@ def _english_deal(part: Part, a: int, b: int) -> Draft | None:
             return _deal(part, buyer, target, a, b, m.start(), buyer.end)
     for pattern in (_ACQUISITION_OF, _ACQUIRE):
         m = pattern.search(norm, a, b)
-        if m is None:
-            continue
+        if m is None or _SINCE_CLAUSE.search(norm, max(a, m.start() - 40), m.start()):
+            continue  # "its largest since it bought Harman in 2017": an older deal told for comparison
         buyer = (
             back_reference(part, a, m.start()) or pronoun_reference(part, a, m.start())
             or name_before(part, a, m.start())
