@@ -173,3 +173,43 @@ def test_an_older_deal_told_for_comparison_is_no_deal():
         "The deal, Quillon's largest since it bought Arctis in 2017, gives the group a foothold in cooling.",
     )
     assert [f["vendor_name"] for f in found] == ["Fjordcool"]
+
+
+# ------------------------------------------------------------------------------------------ benchmarks
+
+
+def test_a_known_model_is_no_claimed_chip():
+    lexicon = Lexicon.build([*LEXICON.entries.values(), LexEntry("llama-z9", "model", ("Llama-Z9",))])
+    found = extract(
+        "Tarnwell brings 36 GB300 NVL72 racks online in Ohio",
+        "The company said Llama-Z9 runs at 400 tokens per second per user on the new systems.",
+        lexicon,
+    )
+    assert [p.fact for p in found if p.kind == "benchmark"] == []
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Quillon exec: Q7's near-memory design gives more than 10x effective memory bandwidth",
+        "Quillon Q7 offers 2x the HBM capacity of GB300",
+        "Quillon Q7 delivers 3x more FLOPS than GB300",
+    ],
+)
+def test_a_datasheet_ratio_is_no_claim(title):
+    assert facts(title, kind="benchmark") == []
+
+
+def test_a_ratio_of_throughput_is_still_a_claim():
+    (fact,) = facts("Quillon Q7 delivers 2x the throughput of GB300 on memory-bound models", kind="benchmark")
+    assert (fact["chip_id"], fact["value"], fact["baseline_id"]) == ("quillon-q7", 2.0, "gb300")
+
+
+def test_the_next_fastest_provider_does_not_inherit_the_claim():
+    found = facts(
+        "Quillon Q7 clocks 3,000 tokens/s per user on a 120B model, ChipLens finds",
+        "The next-fastest provider in the independent test served the model at under 1,000 tokens per "
+        "second.",
+        kind="benchmark",
+    )
+    assert [(f["chip_id"], f["value"]) for f in found] == [("quillon-q7", 3000.0)]

@@ -141,7 +141,10 @@ def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
         words = m.group("name").split()
         while words and (words[0] in _NOT_SUBJECTS or words[0] in _GENERIC_NAMES):
             words = words[1:]
-        if words and not any(f.kind == "vendor" and f.start <= m.start("name") < f.end for f in part.found):
+        if words and not any(
+            f.kind in ("vendor", "model") and f.start < m.end("name") and m.start("name") < f.end
+            for f in part.found
+        ):  # "DeepSeek-R1 runs at 400 tokens per second": a model runs on the chip, it is none
             text = " ".join(words)
             start = m.end("name") - len(text)
             return Name(None, text, start, m.end("name"))
@@ -184,6 +187,22 @@ def _baseline(part: Part, chips: list[Name], subject: Name, a: int, b: int, fig_
     return None
 
 
+# Specs, not claims (the labels' rule): a ratio of bandwidth, memory or FLOPS ("10x effective memory
+# bandwidth", "2x the HBM capacity"), unless a word of performance comes first.
+_SPEC_AFTER = re.compile(
+    r"\s*(?:more\s|higher\s|greater\s|the\s|of\s)*(?:(?!throughput|perf|speed|faster|latenc|cost|efficien"
+    r"|token)[\w-]+\s){0,2}?(?:bandwidth|memory|capacity|[TPE]?FLOPS)\b",
+    re.IGNORECASE,
+)
+# "The next-fastest provider ... served the model at 1,000 tokens per second": a sentence about another
+# party; the item's claim is not carried to it.
+_OTHER_SUBJECT = re.compile(
+    r"\s*(?:The|A|An|Its)\s(?:[\w-]+\s){0,2}?(?:next[- ]fastest|second[- ]fastest|closest|nearest|rival"
+    r"|competing|competitor|runner-up|other)\b",
+    re.IGNORECASE,
+)
+
+
 def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -> list[Draft]:
     """Benchmark claims in ``part``; ``context`` carries the subject, baseline and reporter of the item's
     first claim to sentences that refer back to it ("The company also claimed a 35x lower cost")."""
@@ -198,12 +217,14 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
         said: Name | None | bool = False  # who made the sentence's claims, read for its first claim
         for lo, hi, unit, s, e in figures:
             before = part.norm[max(a, s - 40) : s]
+            if unit in ("x", "%") and _SPEC_AFTER.match(part.norm, e, b):
+                continue  # "10x effective memory bandwidth": a datasheet figure, no performance claimed
             if _FROM.search(before) or (_BASELINE_ONLY.search(part.norm[max(a, s - 30) : s]) and chips == []):
                 continue
             subject = _subject(part, chips, a, s)
             inherited = False
             if subject is None:
-                if not context or _BASELINE_ONLY.search(text):
+                if not context or _BASELINE_ONLY.search(text) or _OTHER_SUBJECT.match(text):
                     continue
                 subject, inherited = context["subject"], True
             base = context.get("baseline") if inherited else _baseline(part, chips, subject, a, b, e)
