@@ -59,7 +59,7 @@ BLIND_FLOOR = {
     "acquisition": (1.000, 1.000),
     "deployment": (0.400, 0.375),
     "benchmark": (1.000, 0.818),
-    "launch": (1.000, 0.800),
+    "launch": (1.000, 1.000),
 }
 
 

@@ -213,3 +213,33 @@ def test_the_next_fastest_provider_does_not_inherit_the_claim():
         kind="benchmark",
     )
     assert [(f["chip_id"], f["value"]) for f in found] == [("quillon-q7", 3000.0)]
+
+
+def test_a_time_clause_is_no_second_deployment():
+    found = facts(
+        "Tarnwell raises $1.5bn Series E, plans 100 MW Ohio AI factory",
+        "The GPU cloud said the site will house more than 10,000 Nvidia Blackwell Ultra GPUs when it "
+        "opens in "
+        "2027. The round was led by a fund, with Nvidia participating.",
+        kind="deployment",
+    )
+    assert [(f["operator_name"], f["units"], f["power_mw"], f["status"]) for f in found] == [
+        ("Tarnwell", 10000, 100, "planned")
+    ]
+
+
+# -------------------------------------------------------------------------------------------- launches
+
+
+@pytest.mark.parametrize(
+    ("title", "chip"),
+    [("奎隆正式发布星算四号DCU，面向大模型推理", "星算四号"), ("奎隆发布星算3号芯片", "星算3号")],
+)
+def test_a_chinese_product_named_by_its_ordinal(title, chip):
+    (fact,) = facts(title, kind="launch")
+    assert (fact["vendor_id"], fact["chip_name"], fact["new"]) == ("quillon", chip, True)
+
+
+def test_a_chip_that_breaks_cover():
+    (fact,) = facts("Quillon's Q9 breaks cover, ditches HBM for stacked SRAM", kind="launch")
+    assert (fact["vendor_id"], fact["chip_name"]) == ("quillon", "Q9")

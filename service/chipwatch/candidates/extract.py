@@ -58,7 +58,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
-               "reveal", "present", "available", " show", "wraps off", "sampling",
+               "reveal", "present", "available", " show", "wraps off", "sampling", "breaks cover",
+               "broke cover",
                "发布", "推出", "亮相", "首发"),
 }
 # Figures that name a kind on their own: a ratio or a latency (benchmark), a power or a count of chips

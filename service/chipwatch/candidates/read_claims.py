@@ -260,7 +260,9 @@ _LAUNCH = re.compile(
     r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
     r"|takes (?:the )?wraps off|pulls (?:the )?wraps off|(?:begins|began|starts|started) sampling"
     r"|reveal(?:s|ed)|presents|presented|shows off|showed off|shows|showed)\b"
-    r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)"
+    # the chip named before the verb: "... is now generally available", "Maia 300 breaks cover"
+    r"|(?P<ga>\bis now (?:generally )?available\b|\b(?:breaks|broke) cover\b)"
+    r"|(?:正式)?(?:发布|推出|亮相|首发)"
     r")",
     re.IGNORECASE,
 )

@@ -310,6 +310,7 @@ _CN_SITE_AFTER_PLACE = re.compile(rf"(?:万卡|千卡)?(?:{CN_SITE.pattern}|(?:�
 _CN_PHASE_END = re.compile(r"(?:首期|一期|二期|三期|四期)(?:项目|工程)?$")
 
 
+_WHEN_CLAUSE = re.compile(r"\b(?:when|once|until|before)\s(?:it|they|the\s[\w-]+)\s(?:first\s|fully\s)?$")
 _SAID_ITS = re.compile(r"\b(?:said|says|added|noted)\s(?:that\s)?(?P<its>its)\s")
 
 
@@ -448,6 +449,8 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
             hi = verbs[i + 1].start() if i + 1 < len(verbs) else b
             if _hedged(part, lo, verb):
                 continue
+            if _WHEN_CLAUSE.search(part.norm, max(lo, verb.start() - 30), verb.start()):
+                continue  # "... will house 10,000 GPUs when it opens in 2027": a time, not another deployment
             fields = _fields(part, lo, hi, verb.end(), lexicon)
             operator = _operator(part, lo, verb)
             if operator is None and previous is not None and _is_phase(part, lo, verb):
