@@ -243,3 +243,23 @@ def test_a_chinese_product_named_by_its_ordinal(title, chip):
 def test_a_chip_that_breaks_cover():
     (fact,) = facts("Quillon's Q9 breaks cover, ditches HBM for stacked SRAM", kind="launch")
     assert (fact["vendor_id"], fact["chip_name"]) == ("quillon", "Q9")
+
+
+def test_capacity_running_and_capacity_contracted_are_two_deployments():
+    found = facts(
+        "Tarnwell ends quarter with 590 MW of active power and 2.9 GW contracted", kind="deployment"
+    )
+    assert [(f["operator_name"], f["power_mw"], f["status"]) for f in found] == [
+        ("Tarnwell", 590, "operational"), ("Tarnwell", 2900, "planned")
+    ]
+
+
+def test_a_machine_named_with_its_description_runs_at_its_institution():
+    (fact,) = facts(
+        "Birchwood, Europe's largest AI supercomputer, enters full operation at Tampere Research Institute",
+        "The machine's Booster module runs about 12,000 Nvidia GH200 Grace Hopper superchips.",
+        kind="deployment",
+    )
+    assert (fact["operator_name"], fact["chip_name"], fact["units"], fact["status"]) == (
+        "Tampere Research Institute", "GH200", 12000, "operational"
+    )

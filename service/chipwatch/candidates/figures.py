@@ -15,7 +15,8 @@ from chipwatch.text.numerals import CHINESE, DIGITS, ENGLISH, read_chinese, read
 
 _UNIT_NOUNS = (
     r"(?!(?i:gigawatts?|megawatts?|GW|MW|kW|percent|billion|million|times)\b)"
-    r"(?:[A-Za-z0-9][\w.-]*\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?|XPUs?|APUs?|IPUs?|RDUs?|systems?|racks?"
+    # up to four words of name: "24,000 Nvidia GH200 Grace Hopper superchips"
+    r"(?:[A-Za-z0-9][\w.-]*\s){0,4}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?|XPUs?|APUs?|IPUs?|RDUs?|systems?|racks?"
     r"|servers?|cards?|units?|superchips?|processors?"
     # "20,000 B200s": a plural model designation counts its units
     r"|[A-Z][A-Za-z]{0,4}-?\d+[A-Za-z0-9]*s)\b"

@@ -84,6 +84,8 @@ _VERBS = re.compile(
     r"|\bbuild(?:s|ing)? out\b"
     r"|\b(?:will|to) (?:begin|start|commence) (?:commercial )?(?:operations|operating)\b"
     # "contracted power reaches 2.9 GW": the verb after belongs to the figure and opens no deployment
+    # "ends the quarter with 590 MW of active power and 2.9 GW contracted": capacity signed, not yet running
+    r"|(?<=W )contracted\b(?=\s*(?:$|[,.;]|and\b|by\b|for\b|with\b))"
     r"|\bcontracted (?:power|capacity)"
     r"(?:\s(?:reaches|reached|rises|rose|climbs|climbed|grows|grew|stands|totals|now|to|at|of))*\b"
     # "adds 5,000 GPUs", "expands its Reno cluster to 20,000 GPUs", "doubles capacity to 400 MW"
@@ -221,6 +223,12 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
             end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
             after = part.norm[verb.end() : end]
             return name if first.text in after and name.text not in after else first
+    if name is not None and name.id is None and _MACHINE_APPOSITIVE.match(part.norm, name.end):
+        # "Jupiter, Europe's first exascale supercomputer, enters full operation at Forschungszentrum
+        # Jülich": the machine is named; the institution it runs at runs it
+        end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
+        at = _AT.search(part.norm, verb.end(), end)
+        return name_after(part, at.end(), end) if at is not None else None
     if name is None:
         government = None
         if _STATE_WORDS.search(part.norm, lo, verb.start()):  # the pattern costs a scan: look for its nouns
@@ -239,6 +247,10 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return name
 
 
+_MACHINE_APPOSITIVE = re.compile(
+    r",\s(?:[\w'\u2019-]+\s){0,5}?(?:supercomputer|supercluster|cluster|system|machine)s?,"
+)
+_AT = re.compile(r"\bat\s(?:the\s)?")
 _GOVERNMENT = re.compile(
     r"(?:\b(?!The\b)[A-Z][\w.-]*\s){1,2}(?:government|ministry of [A-Z]\w+|military)$"
     r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
@@ -270,7 +282,7 @@ def _site_owner(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return part.title.cache["subject"]
 
 
-_OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
+_OF_CAPACITY = re.compile(r"of |contracted\b", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
 _CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")
 
@@ -310,6 +322,9 @@ _CN_SITE_AFTER_PLACE = re.compile(rf"(?:万卡|千卡)?(?:{CN_SITE.pattern}|(?:�
 _CN_PHASE_END = re.compile(r"(?:首期|一期|二期|三期|四期)(?:项目|工程)?$")
 
 
+_FIGURE_FIRST = re.compile(
+    r"of (?:active|operational|operating|live|energi[sz]ed)|contracted$", re.IGNORECASE
+)
 _WHEN_CLAUSE = re.compile(r"\b(?:when|once|until|before)\s(?:it|they|the\s[\w-]+)\s(?:first\s|fully\s)?$")
 _SAID_ITS = re.compile(r"\b(?:said|says|added|noted)\s(?:that\s)?(?P<its>its)\s")
 
@@ -452,6 +467,12 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
             if _WHEN_CLAUSE.search(part.norm, max(lo, verb.start() - 30), verb.start()):
                 continue  # "... will house 10,000 GPUs when it opens in 2027": a time, not another deployment
             fields = _fields(part, lo, hi, verb.end(), lexicon)
+            if _FIGURE_FIRST.match(verb.group()):
+                # "590 MW of active power", "2.9 GW contracted": the figure written before the words
+                before = [q for q in part.quantities_in(lo, verb.start()) if q.unit in ("MW", "GW")]
+                if before:
+                    q = before[-1]
+                    fields["power_mw"] = q.value * (1000.0 if q.unit == "GW" else 1.0)
             operator = _operator(part, lo, verb)
             if operator is None and previous is not None and _is_phase(part, lo, verb):
                 # the phase's own clause holds its figures; the plan's operator and place are its own
