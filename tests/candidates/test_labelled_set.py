@@ -58,7 +58,7 @@ BLIND_FLOOR = {
     "funding": (1.000, 1.000),
     "acquisition": (1.000, 1.000),
     "deployment": (0.400, 0.375),
-    "benchmark": (1.000, 0.818),
+    "benchmark": (1.000, 0.909),
     "launch": (1.000, 1.000),
 }
 

@@ -130,9 +130,13 @@ def test_an_operator_before_the_place_of_its_ten_thousand_card_cluster():
     assert (fact["operator_name"], fact["chip_id"], fact["units"], fact["place"]) == (
         "星河电信", "ascend-910b", 10000, "大连"
     )
-    # an approximate size is no count
+    # an approximate size is no count, nor a class of cluster
     (fact,) = facts("星河电信大连上万卡集群投运，部署昇腾910B", kind="deployment")
     assert fact["units"] is None
+    found = facts(
+        "星河电信点亮3万卡奎隆Q7集群", "星河电信称这是国内首个正式点亮的自研万卡集群。", kind="deployment"
+    )
+    assert [(f["operator_name"], f["units"]) for f in found] == [("星河电信", 30000)]
 
 
 def test_the_first_party_of_a_signing_buys_from_the_chip_maker():
@@ -185,7 +189,18 @@ def test_a_known_model_is_no_claimed_chip():
         "The company said Llama-Z9 runs at 400 tokens per second per user on the new systems.",
         lexicon,
     )
-    assert [p.fact for p in found if p.kind == "benchmark"] == []
+    # the model runs on the hardware the title names, and "the company" that said so is the title's
+    ((claim),) = [p.fact for p in found if p.kind == "benchmark"]
+    assert (claim["chip_id"], claim["value"], claim["unit"], claim["reported_by_name"]) == (
+        "gb300", 400.0, "tok/s/user", "Tarnwell"
+    )
+
+
+def test_the_chip_a_model_runs_on_is_the_claimed_chip():
+    lexicon = Lexicon.build([*LEXICON.entries.values(), LexEntry("llama-z9", "model", ("Llama-Z9",))])
+    title = "Llama-Z9 runs at 2,100 tokens per second on Quillon Q7, Quillon says"
+    (claim,) = [p.fact for p in extract(title, "", lexicon)]
+    assert (claim["chip_id"], claim["value"], claim["reported_by_id"]) == ("quillon-q7", 2100.0, "quillon")
 
 
 @pytest.mark.parametrize(

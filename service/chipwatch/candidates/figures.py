@@ -28,9 +28,9 @@ _COUNT = re.compile(
     # "a 10,000-GPU cluster"
     rf"|(?<![\w.,])(?P<hnum>{DIGITS})-(?=(?:GPU|chip|TPU|accelerator|card|NPU)s?\b)"
     rf"|(?P<cnum>\d+(?:\.\d+)?|{CHINESE})(?P<cmult>万|亿|千)?(?P<counter>{_CN_COUNTERS})"
-    # "万卡集群": a cluster of ten thousand cards, the size written without a numeral (not "上万卡", "数千卡":
-    # about, more than)
-    rf"|(?<![\d{_CN_NUMERAL_CHARS}几数上近超逾余多])(?P<bare>万|千)卡(?=集群|规模|级)"
+    # "哈尔滨万卡集群": a cluster of ten thousand cards, the size written without a numeral (not "上万卡",
+    # "数千卡": about, more than; not "首个自研万卡集群", "国产万卡集群": a class of cluster, no count)
+    rf"|(?<![\d{_CN_NUMERAL_CHARS}几数上近超逾余多的个研产])(?P<bare>万|千)卡(?=集群|规模|级)"
 )
 _CN_BARE = {"万": 1e4, "千": 1e3}
 _MULT = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8, "千": 1e3}

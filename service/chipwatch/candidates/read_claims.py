@@ -18,7 +18,7 @@ from typing import Any
 
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import name_before, reporter
+from chipwatch.candidates.names import back_reference, name_before, reporter
 from chipwatch.candidates.textparts import Draft, Name, Part
 from chipwatch.text.numerals import read_digits
 
@@ -203,6 +203,32 @@ _OTHER_SUBJECT = re.compile(
 )
 
 
+# "Llama-Z9 runs at 2,100 tokens per second on Quillon Q7", "... on the new systems": the hardware a
+# model runs on, after the figure
+_ON = re.compile(r"\s*(?:per\s[\w-]+\s)*on\s(?:a\s|an\s|the\s|its\s)?")
+_ON_THE_ITEMS = re.compile(
+    r"on\s(?:the|these|those|its)\s(?:new\s|same\s)?(?:systems|racks|cluster|servers|chips|GPUs|hardware)\b"
+)
+
+
+_SAID_OPENING = re.compile(r"\s*The\s(?:[\w-]+\s){0,4}?(?:said|says|added|noted)\b")
+
+
+def _runs_on(part: Part, chips: list[Name], e: int, b: int, lexicon: Lexicon) -> Name | None:
+    """The chip a figure is claimed on when a model runs on it: the chip after "on" right after the
+    figure, or for a summary's "on the new systems" the chip its title names; else None."""
+    on = _ON.match(part.norm, e, b)
+    if on is None:
+        return None
+    after = next((c for c in chips if c.start == on.end()), None)
+    if after is not None:
+        return after
+    if part.title is not None and _ON_THE_ITEMS.search(part.norm, on.start(), min(b, on.end() + 30)):
+        named = chip_names(part.title, 0, len(part.title.norm), lexicon)
+        return named[0] if len(named) == 1 else None
+    return None
+
+
 def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -> list[Draft]:
     """Benchmark claims in ``part``; ``context`` carries the subject, baseline and reporter of the item's
     first claim to sentences that refer back to it ("The company also claimed a 35x lower cost")."""
@@ -222,6 +248,8 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
             if _FROM.search(before) or (_BASELINE_ONLY.search(part.norm[max(a, s - 30) : s]) and chips == []):
                 continue
             subject = _subject(part, chips, a, s)
+            if subject is None:
+                subject = _runs_on(part, chips, e, b, lexicon)
             inherited = False
             if subject is None:
                 if not context or _BASELINE_ONLY.search(text) or _OTHER_SUBJECT.match(text):
@@ -230,6 +258,9 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
             base = context.get("baseline") if inherited else _baseline(part, chips, subject, a, b, e)
             if said is False:
                 said = reporter(part, a, b, lexicon)
+                opening = _SAID_OPENING.match(part.norm, a, b) if said is None else None
+                if opening is not None:  # "The company said ...": the company of the title
+                    said = back_reference(part, a, opening.end())
             who = said or (context.get("reporter") if inherited else None)
             fact = {
                 "chip_id": subject.id,
