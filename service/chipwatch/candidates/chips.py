@@ -58,6 +58,10 @@ _NOT_CHIP = re.compile(
 )
 
 
+# "深算四号DCU", "天垓3号芯片": a family and its ordinal number, a product when a hardware word follows
+_CJK_ORDINAL = re.compile(
+    rf"(?P<name>[{CJK}]{{2}}(?:[一二三四五六七八九十]|\d{{1,2}})号)(?=DCU|GPU|NPU|TPU|芯片|加速卡|处理器)"
+)
 _PLURAL = re.compile(r"\ds$")
 _TWO_CJK = re.compile(rf"[{CJK}]{{2}}$")
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
@@ -149,6 +153,10 @@ def _chip_names(part: Part, a: int, b: int, lexicon: Lexicon) -> list[Name]:
             add(m.start("name"), m.end("name"), m.group("name"))
     if cjk:
         designations(prefixed=False)
+        if "号" in norm[a:b]:
+            for m in _CJK_ORDINAL.finditer(norm, a, b):
+                if not _CJK_NOT_FAMILY.search(norm[m.start() : m.start() + 2]):
+                    add(m.start("name"), m.end("name"), m.group("name"))
     out.sort(key=lambda n: n.start)
     return out
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 
 import ahocorasick
 
-from chipwatch.candidates.figures import money, yen_sign_currency
+from chipwatch.candidates.figures import yen_sign_currency
 from chipwatch.candidates.lexicon import Lexicon
 from chipwatch.candidates.names import reporter
 from chipwatch.candidates.read_claims import launch_verb_in, read_benchmarks, read_launches
@@ -29,7 +29,7 @@ from chipwatch.candidates.read_deployments import (
     has_verb,
     read_deployments,
 )
-from chipwatch.candidates.read_money import extra_funding_details, read_acquisitions, read_funding
+from chipwatch.candidates.read_money import deal_sums, extra_funding_details, read_acquisitions, read_funding
 from chipwatch.candidates.textparts import Draft, Part, fold_name, read_part
 from chipwatch.text.normalize import normalize_with_offsets
 
@@ -40,24 +40,26 @@ FACT_KINDS: tuple[FactKind, ...] = get_args(FactKind)
 # few C-speed tests): a summary's sentence with none of them is not read, and a kind none of the kept
 # text names skips its reader. Substrings may say yes too often (that costs time), never no too often.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "funding": ("rais", "secur", " clos", " land", "funding", "round", "series", "valu", "ipo", "invest",
+    "funding": ("rais", "secur", " clos", " land", " lines up", " lined up", "funding", "round", "series",
+                "valu", "ipo", "invest",
                 "seed", " nabs", " bags", " snags", "融资", "估值", "募资", "投资", "定增"),
     "acquisition": ("acqui", " buy", "bought", "divest", "takes over", "takeover", "snaps up", "scoops up",
                     "purchas", " paid", " pays", "taken over",
-                    "收购", "并购", "合并", "交易金额", "交易对价"),
+                    "收购", "并购", "合并", "交易金额", "交易对价", "交易作价"),
     "deployment": ("deploy", "online", " live", "switch", " opens", " opened", "received", "trained", "runs",
                    "running", " use", " rent", "install", " order", "fires up", "lights up", "turns on",
                    " sign", "powered", "gigawatt", "megawatt", "-gpu",
                    "operation", "operating", " serves", " serving", "into service", "commercial service",
                    "commission", "lease", "stands up", "stood up", "build out", "builds out",
                    # a summary's sentence that places the item's deployment ("a data center in Tokyo")
-                   "center in ", "centre in ", "campus in ",
+                   "center in ", "centre in ", "campus in ", " campus",
                    "部署", "上线", "投运", "运行", "投入运营", "正式运营", "投产", "点亮", "建成",
                    "建设", "采购", "使用", "扩至", "扩容", "订购", "租用", "启用",
                    "兆瓦", "吉瓦"),
     "benchmark": ("times", "percent", "faster", "throughput", "latency", "tok", "吞吐", "倍", "毫秒", "%"),
     "launch": ("launch", "unveil", "announc", "introduc", "debut", "releas", " ship", "showcas", "roll",
-               "reveal", "present", "available", " show", "wraps off", "sampling",
+               "reveal", "present", "available", " show", "wraps off", "sampling", "breaks cover",
+               "broke cover",
                "发布", "推出", "亮相", "首发"),
 }
 # Figures that name a kind on their own: a ratio or a latency (benchmark), a power or a count of chips
@@ -285,7 +287,8 @@ def _funding(parts: list[Part], lexicon: Lexicon) -> list[Draft]:
 
 
 _DEAL_WORDS = re.compile(
-    r"\b(?:deal|acquisition|transaction|takeover|purchase|paid|pays)\b|收购|交易", re.IGNORECASE
+    r"\b(?:deal|acquisition|transaction|takeover|purchase|paid|pays|to acquire|to buy)\b|收购|交易",
+    re.IGNORECASE,
 )
 
 
@@ -305,7 +308,7 @@ def _deal_sums(deals: list[Draft], parts: list[Part]) -> list[Draft]:
             for a, b in part.sentences:
                 text = part.norm[a:b]
                 named = {f.id for f in part.found_in(a, b)}
-                sums = money(part, a, b)
+                sums = deal_sums(part, a, b)
                 names = [n for n in (d.fact.get("acquirer_name"), d.fact.get("vendor_name")) if n]
                 refers = (
                     (parties and parties <= named) or any(n in text for n in names) or _THE_DEAL.match(text)

@@ -15,18 +15,24 @@ from chipwatch.text.numerals import CHINESE, DIGITS, ENGLISH, read_chinese, read
 
 _UNIT_NOUNS = (
     r"(?!(?i:gigawatts?|megawatts?|GW|MW|kW|percent|billion|million|times)\b)"
-    r"(?:[A-Za-z0-9][\w.-]*\s){0,3}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?|XPUs?|APUs?|IPUs?|RDUs?|systems?|racks?"
+    # up to four words of name: "24,000 Nvidia GH200 Grace Hopper superchips"
+    r"(?:[A-Za-z0-9][\w.-]*\s){0,4}?(?:GPUs?|chips?|accelerators?|TPUs?|LPUs?|NPUs?|XPUs?|APUs?|IPUs?|RDUs?|systems?|racks?"
     r"|servers?|cards?|units?|superchips?|processors?"
     # "20,000 B200s": a plural model designation counts its units
     r"|[A-Z][A-Za-z]{0,4}-?\d+[A-Za-z0-9]*s)\b"
 )
 _CN_COUNTERS = r"(?:张|颗|块|台|套|片)|卡"
+_CN_NUMERAL_CHARS = "零〇一二两三四五六七八九十百千万亿"
 _COUNT = re.compile(
     rf"(?<![\w.,])(?P<num>{DIGITS}|{ENGLISH})(?:\s*(?P<mult>thousand|million|billion))?\s+(?={_UNIT_NOUNS})"
     # "a 10,000-GPU cluster"
     rf"|(?<![\w.,])(?P<hnum>{DIGITS})-(?=(?:GPU|chip|TPU|accelerator|card|NPU)s?\b)"
     rf"|(?P<cnum>\d+(?:\.\d+)?|{CHINESE})(?P<cmult>万|亿|千)?(?P<counter>{_CN_COUNTERS})"
+    # "哈尔滨万卡集群": a cluster of ten thousand cards, the size written without a numeral (not "上万卡",
+    # "数千卡": about, more than; not "首个自研万卡集群", "国产万卡集群": a class of cluster, no count)
+    rf"|(?<![\d{_CN_NUMERAL_CHARS}几数上近超逾余多的个研产])(?P<bare>万|千)卡(?=集群|规模|级)"
 )
+_CN_BARE = {"万": 1e4, "千": 1e3}
 _MULT = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8, "千": 1e3}
 
 
@@ -48,6 +54,9 @@ def _counts(part: Part, a: int, b: int) -> list[tuple[float, int, int]]:
     ``(count, start, end)`` in reading order. Years ("2026 chips") are not counts."""
     out = []
     for m in _COUNT.finditer(part.norm, a, b):
+        if m.group("bare"):
+            out.append((_CN_BARE[m.group("bare")], m.start(), m.end()))
+            continue
         text = m.group("num") or m.group("hnum") or m.group("cnum")
         value = _read_number(text)
         if value is None:

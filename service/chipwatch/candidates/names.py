@@ -223,6 +223,31 @@ def back_reference(part: Part, lo: int, pos: int) -> Name | None:
     return part.title.cache["subject"]
 
 
+# "On Wednesday it said it had agreed to acquire": "it" refers to the company the title is about.
+_PRONOUN = re.compile(
+    # not after a conjunction: "Samsung's largest since it bought Harman" tells of another, older deal
+    r"(?:^|[,;]|(?<!\bsince)(?<!\bafter)(?<!\bwhen)(?<!\bbefore)(?<!\bonce)(?<!\buntil)(?<!\bas)(?<!\bbecause)"
+    r"(?<!\bwhere)\s)(?:it|It)(?:\s(?:said|says|announced|confirmed)(?:\s(?:that\s)?it)?)?"
+    r"(?:\s(?:has|had|also|now|today|then))*$"
+)
+
+
+def pronoun_reference(part: Part, lo: int, pos: int) -> Name | None:
+    """The company of the item's title when the words just before ``pos`` in a summary's sentence are
+    "it" ("it said it had agreed to"), else None. Only a summary refers back; a title's "it" has nothing
+    before it to name."""
+    if part.title is None:
+        return None
+    before = part.norm[lo:pos].rstrip()
+    if not before.endswith(("it", "has", "had", "also", "now", "today", "then")) or _PRONOUN.search(
+        before
+    ) is None:
+        return None
+    if "subject" not in part.title.cache:
+        part.title.cache["subject"] = title_subject(part.title)
+    return part.title.cache["subject"]
+
+
 _TITLE_VERB = re.compile(r"\s(?=[a-z])|\s(?=(?:" + "|".join(
     "Announces Announced Raises Secures Closes Lands Acquires Buys Unveils Launches Deploys Completes "
     "Signs Says Claims Introduces Debuts Ships Expands Agrees Opens Brings Commits Wins Gets Receives "
@@ -426,6 +451,8 @@ _NOT_PLACES = frozenset(
 
 
 _VAGUE = ("多", "各", "全国", "一些", "部分", "数家")
+_IN_KNOWN_PLACE = re.compile(rf",?\s+in\s+(?P<p>(?:(?:North|South|East|West|Central|Northern|Southern|Eastern"
+                             rf"|Western)\s)?(?:{_PLACE_WORDS}))\b")
 
 
 def place_in(part: Part, a: int, b: int) -> str | None:
@@ -443,6 +470,9 @@ def place_in(part: Part, a: int, b: int) -> str | None:
     found = []
     for m in _PLACE.finditer(norm, a, b):
         text = m.group("a") or m.group("b") or m.group("c")
+        known = _IN_KNOWN_PLACE.match(norm, m.end(), b) if m.group("a") else None
+        if known is not None:  # "at Project Horizon in West Texas": the site's name, then its place
+            text = known.group("p")
         if text.split()[0] not in _NOT_PLACES and not text.startswith(_VAGUE):
             found.append((m.start(), text))
     if not found:

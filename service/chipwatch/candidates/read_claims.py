@@ -17,7 +17,7 @@ import re
 
 from chipwatch.candidates.chips import chip_names
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import name_before, reporter
+from chipwatch.candidates.names import back_reference, name_before, reporter
 from chipwatch.candidates.textparts import Draft, Name, Part
 from chipwatch.text.numerals import read_digits
 
@@ -140,7 +140,10 @@ def _subject(part: Part, chips: list[Name], a: int, at: int) -> Name | None:
         words = m.group("name").split()
         while words and (words[0] in _NOT_SUBJECTS or words[0] in _GENERIC_NAMES):
             words = words[1:]
-        if words and not any(f.kind == "vendor" and f.start <= m.start("name") < f.end for f in part.found):
+        if words and not any(
+            f.kind in ("vendor", "model") and f.start < m.end("name") and m.start("name") < f.end
+            for f in part.found
+        ):  # "DeepSeek-R1 runs at 400 tokens per second": a model runs on the chip, it is none
             text = " ".join(words)
             start = m.end("name") - len(text)
             return Name(None, text, start, m.end("name"))
@@ -183,6 +186,48 @@ def _baseline(part: Part, chips: list[Name], subject: Name, a: int, b: int, fig_
     return None
 
 
+# Specs, not claims (the labels' rule): a ratio of bandwidth, memory or FLOPS ("10x effective memory
+# bandwidth", "2x the HBM capacity"), unless a word of performance comes first.
+_SPEC_AFTER = re.compile(
+    r"\s*(?:more\s|higher\s|greater\s|the\s|of\s)*(?:(?!throughput|perf|speed|faster|latenc|cost|efficien"
+    r"|token)[\w-]+\s){0,2}?(?:bandwidth|memory|capacity|[TPE]?FLOPS)\b",
+    re.IGNORECASE,
+)
+# "The next-fastest provider ... served the model at 1,000 tokens per second": a sentence about another
+# party; the item's claim is not carried to it.
+_OTHER_SUBJECT = re.compile(
+    r"\s*(?:The|A|An|Its)\s(?:[\w-]+\s){0,2}?(?:next[- ]fastest|second[- ]fastest|closest|nearest|rival"
+    r"|competing|competitor|runner-up|other)\b",
+    re.IGNORECASE,
+)
+
+
+# "Llama-Z9 runs at 2,100 tokens per second on Quillon Q7", "... on the new systems": the hardware a
+# model runs on, after the figure
+_ON = re.compile(r"\s*(?:per\s[\w-]+\s)*on\s(?:a\s|an\s|the\s|its\s)?")
+_ON_THE_ITEMS = re.compile(
+    r"on\s(?:the|these|those|its)\s(?:new\s|same\s)?(?:systems|racks|cluster|servers|chips|GPUs|hardware)\b"
+)
+
+
+_SAID_OPENING = re.compile(r"\s*The\s(?:[\w-]+\s){0,4}?(?:said|says|added|noted)\b")
+
+
+def _runs_on(part: Part, chips: list[Name], e: int, b: int, lexicon: Lexicon) -> Name | None:
+    """The chip a figure is claimed on when a model runs on it: the chip after "on" right after the
+    figure, or for a summary's "on the new systems" the chip its title names; else None."""
+    on = _ON.match(part.norm, e, b)
+    if on is None:
+        return None
+    after = next((c for c in chips if c.start == on.end()), None)
+    if after is not None:
+        return after
+    if part.title is not None and _ON_THE_ITEMS.search(part.norm, on.start(), min(b, on.end() + 30)):
+        named = chip_names(part.title, 0, len(part.title.norm), lexicon)
+        return named[0] if len(named) == 1 else None
+    return None
+
+
 def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -> list[Draft]:
     """Benchmark claims in ``part``; ``context`` carries the subject, baseline and reporter of the item's
     first claim to sentences that refer back to it ("The company also claimed a 35x lower cost")."""
@@ -197,17 +242,24 @@ def read_benchmarks(part: Part, lexicon: Lexicon, context: dict | None = None) -
         said: Name | None | bool = False  # who made the sentence's claims, read for its first claim
         for lo, hi, unit, s, e in figures:
             before = part.norm[max(a, s - 40) : s]
+            if unit in ("x", "%") and _SPEC_AFTER.match(part.norm, e, b):
+                continue  # "10x effective memory bandwidth": a datasheet figure, no performance claimed
             if _FROM.search(before) or (_BASELINE_ONLY.search(part.norm[max(a, s - 30) : s]) and chips == []):
                 continue
             subject = _subject(part, chips, a, s)
+            if subject is None:
+                subject = _runs_on(part, chips, e, b, lexicon)
             inherited = False
             if subject is None:
-                if not context or _BASELINE_ONLY.search(text):
+                if not context or _BASELINE_ONLY.search(text) or _OTHER_SUBJECT.match(text):
                     continue
                 subject, inherited = context["subject"], True
             base = context.get("baseline") if inherited else _baseline(part, chips, subject, a, b, e)
             if said is False:
                 said = reporter(part, a, b, lexicon)
+                opening = _SAID_OPENING.match(part.norm, a, b) if said is None else None
+                if opening is not None:  # "The company said ...": the company of the title
+                    said = back_reference(part, a, opening.end())
             who = said or (context.get("reporter") if inherited else None)
             fact = {
                 "chip_id": subject.id,
@@ -238,7 +290,9 @@ _LAUNCH = re.compile(
     r"|ships|shipped|(?:begins|began|starts|started) shipping|showcas(?:es|ed)|rolls out|rolled out"
     r"|takes (?:the )?wraps off|pulls (?:the )?wraps off|(?:begins|began|starts|started) sampling"
     r"|reveal(?:s|ed)|presents|presented|shows off|showed off|shows|showed)\b"
-    r"|(?P<ga>\bis now (?:generally )?available\b)|(?:正式)?(?:发布|推出|亮相|首发)"
+    # the chip named before the verb: "... is now generally available", "Maia 300 breaks cover"
+    r"|(?P<ga>\bis now (?:generally )?available\b|\b(?:breaks|broke) cover\b)"
+    r"|(?:正式)?(?:发布|推出|亮相|首发)"
     r")",
     re.IGNORECASE,
 )

@@ -84,6 +84,8 @@ _VERBS = re.compile(
     r"|\bbuild(?:s|ing)? out\b"
     r"|\b(?:will|to) (?:begin|start|commence) (?:commercial )?(?:operations|operating)\b"
     # "contracted power reaches 2.9 GW": the verb after belongs to the figure and opens no deployment
+    # "ends the quarter with 590 MW of active power and 2.9 GW contracted": capacity signed, not yet running
+    r"|(?<=W )contracted\b(?=\s*(?:$|[,.;]|and\b|by\b|for\b|with\b))"
     r"|\bcontracted (?:power|capacity)"
     r"(?:\s(?:reaches|reached|rises|rose|climbs|climbed|grows|grew|stands|totals|now|to|at|of))*\b"
     # "adds 5,000 GPUs", "expands its Reno cluster to 20,000 GPUs", "doubles capacity to 400 MW"
@@ -221,6 +223,12 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
             end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
             after = part.norm[verb.end() : end]
             return name if first.text in after and name.text not in after else first
+    if name is not None and name.id is None and _MACHINE_APPOSITIVE.match(part.norm, name.end):
+        # "Jupiter, Europe's first exascale supercomputer, enters full operation at Forschungszentrum
+        # Jülich": the machine is named; the institution it runs at runs it
+        end = next((b for a, b in part.sentences if a <= lo < b), len(part.norm))
+        at = _AT.search(part.norm, verb.end(), end)
+        return name_after(part, at.end(), end) if at is not None else None
     if name is None:
         government = None
         if _STATE_WORDS.search(part.norm, lo, verb.start()):  # the pattern costs a scan: look for its nouns
@@ -239,6 +247,10 @@ def _operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return name
 
 
+_MACHINE_APPOSITIVE = re.compile(
+    r",\s(?:[\w'\u2019-]+\s){0,5}?(?:supercomputer|supercluster|cluster|system|machine)s?,"
+)
+_AT = re.compile(r"\bat\s(?:the\s)?")
 _GOVERNMENT = re.compile(
     r"(?:\b(?!The\b)[A-Z][\w.-]*\s){1,2}(?:government|ministry of [A-Z]\w+|military)$"
     r"|\b(?:Government|Ministry) of (?:the\s)?[A-Z][\w.-]*(?:\s[A-Z][\w.-]*){0,2}$"
@@ -270,7 +282,7 @@ def _site_owner(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
     return part.title.cache["subject"]
 
 
-_OF_CAPACITY = re.compile(r"of |contracted ", re.IGNORECASE)
+_OF_CAPACITY = re.compile(r"of |contracted\b", re.IGNORECASE)
 # "星河云与曦望签约，将采购...": the sentence's subject when the clause of the verb has none
 _CN_SUBJECT = re.compile(r"[\u3400-\u9fff]{2,8}?(?=与|和|同|宣布|表示|称|正式|将|已|计划|拟|签约|签署)")
 
@@ -303,6 +315,20 @@ def _cloud_in(part: Part, verb: re.Match[str]) -> Name | None:
     return None
 
 
+# "X与Y签约", "X和Y合作": two parties of one clause
+_CN_WITH = re.compile(r"与|和|同")
+# a site named after its place: "智算中心", "万卡集群", "算力集群"
+_CN_SITE_AFTER_PLACE = re.compile(rf"(?:万卡|千卡)?(?:{CN_SITE.pattern}|(?:智算|算力|AI|人工智能)?集群)")
+_CN_PHASE_END = re.compile(r"(?:首期|一期|二期|三期|四期)(?:项目|工程)?$")
+
+
+_FIGURE_FIRST = re.compile(
+    r"of (?:active|operational|operating|live|energi[sz]ed)|contracted$", re.IGNORECASE
+)
+_WHEN_CLAUSE = re.compile(r"\b(?:when|once|until|before)\s(?:it|they|the\s[\w-]+)\s(?:first\s|fully\s)?$")
+_SAID_ITS = re.compile(r"\b(?:said|says|added|noted)\s(?:that\s)?(?P<its>its)\s")
+
+
 def _is_phase(part: Part, lo: int, verb: re.Match[str]) -> bool:
     """Is the subject of ``verb`` a phase of a plan ("首期将部署")? It is the plan's operator's."""
     name = _named_operator(part, lo, verb)
@@ -324,21 +350,39 @@ def _named_operator(part: Part, lo: int, verb: re.Match[str]) -> Name | None:
         vendors = [f for f in part.found_in(lo, end) if f.kind == "vendor"]
         if vendors:
             f = vendors[0]
+            first = None
+            if f.start - 1 - lo >= 2 and _CN_WITH.match(norm, f.start - 1):
+                first = name_before(part, lo, f.start - 1)
+            if first is not None and not _NOT_OPERATOR.match(first.text):
+                # "上海仪电与沐曦签约 采购5000张曦云C600": the first named buys, the one it signs with
+                # supplies
+                return first
             return Name(f.id, norm[f.start : f.end], f.start, f.end)
         name = name_before(part, lo, end)
         if name is not None and name.id is None:
-            # "中国移动呼和浩特智算中心": the operator is named before the place of its site
+            # "中国移动呼和浩特智算中心", "中国移动哈尔滨万卡集群": the operator is named before the place
+            # of its site
             place = cn_place(norm, name.start + 2, name.end)
             # only a site word after the place makes the words before it a company ("国家超算郑州中心" is
             # one name)
-            if place is not None and CN_SITE.match(norm, place.end(), name.end):
+            if place is not None and _CN_SITE_AFTER_PLACE.match(norm, place.end(), name.end):
                 name = Name(None, norm[name.start : place.start()], name.start, place.start())
+            phase = _CN_PHASE_END.search(name.text)
+            if phase is not None and phase.start() >= 2:
+                # "中卫智算中心一期投运": the site runs it; its phase is a part of it, not another operator
+                name = Name(None, name.text[: phase.start()], name.start, name.start + phase.start())
         return name
     if _POWERED_BY.search(verb.group()):
         return None  # "Alice Recoque will be powered by ...": the machine, not who runs it
     referred = back_reference(part, lo, verb.start())
     if referred is not None:
         return referred
+    said_its = _SAID_ITS.search(norm, lo, verb.start())
+    if said_its is not None:
+        # "The carrier said its Haein GPU cluster in Seoul went live": the company of the title runs its site
+        referred = back_reference(part, lo, said_its.start("its"))
+        if referred is not None:
+            return referred
     before = _without_auxiliaries(norm[lo : verb.start()].rstrip())
     name = name_before(part, lo, lo + len(before))
     speaker = _SPEAKER.match(norm, lo, verb.start())
@@ -420,7 +464,15 @@ def read_deployments(part: Part, lexicon: Lexicon) -> list[Draft]:
             hi = verbs[i + 1].start() if i + 1 < len(verbs) else b
             if _hedged(part, lo, verb):
                 continue
+            if _WHEN_CLAUSE.search(part.norm, max(lo, verb.start() - 30), verb.start()):
+                continue  # "... will house 10,000 GPUs when it opens in 2027": a time, not another deployment
             fields = _fields(part, lo, hi, verb.end(), lexicon)
+            if _FIGURE_FIRST.match(verb.group()):
+                # "590 MW of active power", "2.9 GW contracted": the figure written before the words
+                before = [q for q in part.quantities_in(lo, verb.start()) if q.unit in ("MW", "GW")]
+                if before:
+                    q = before[-1]
+                    fields["power_mw"] = q.value * (1000.0 if q.unit == "GW" else 1.0)
             operator = _operator(part, lo, verb)
             if operator is None and previous is not None and _is_phase(part, lo, verb):
                 # the phase's own clause holds its figures; the plan's operator and place are its own

@@ -13,7 +13,14 @@ import re
 
 from chipwatch.candidates.figures import Money, bare_amount, money
 from chipwatch.candidates.lexicon import Lexicon
-from chipwatch.candidates.names import back_reference, clause_subject, is_place, name_after, name_before
+from chipwatch.candidates.names import (
+    back_reference,
+    clause_subject,
+    is_place,
+    name_after,
+    name_before,
+    pronoun_reference,
+)
 from chipwatch.candidates.textparts import CJK, Draft, Name, Part
 
 _NOT_YET = re.compile(
@@ -28,7 +35,7 @@ _NOT_YET = re.compile(
 )
 _RAISE = re.compile(
     r"\b(?:raises|raised|raising|secures|secured|closes|closed|lands|landed|nabs|bags|snags|completes|completed"
-    r"|pulls in|picks up|gets|receives|wins)\b",
+    r"|pulls in|picks up|gets|receives|wins|lines up|lined up)\b",
     re.IGNORECASE,
 )
 # "Tenstorrent Announces US$300 Million Strategic Investment": announcing a sum that is named a round
@@ -46,6 +53,10 @@ _NOT_FUNDING = re.compile(
 # "closes $35 billion Ansys takeover": a sum followed by the company bought and the deal's noun.
 _NAMED_DEAL_AFTER = re.compile(
     r"(?:[A-Z][\w&.'-]*\s){1,3}(?:takeover|acquisition|purchase|merger|buyout)\b(?!\s+of\b)"
+)
+# "secures $500 million GPU-backed credit facility", "$10bn in debt": a loan, not a round of equity
+_DEBT_AFTER = re.compile(
+    r"\s*(?:in\s|of\s)?(?:[\w-]+\s){0,3}?(?:credit|debt|loans?|revolving)\b", re.IGNORECASE
 )
 _FUNDING_WORDS = re.compile(
     r"\b(?:round|funding|series|seed|financing|investment|ipo|raise)\b", re.IGNORECASE
@@ -65,10 +76,12 @@ _CN_RAISE = re.compile(
 )
 _CN_VALUATION = re.compile(r"估值")
 _ROUND = re.compile(
-    r"(?=[spimea-h种天上募战])(?:"
+    r"(?=[spimea-hnt种天上募战])(?:"
     r"\bSeries\s(?P<series>[A-H])(?P<tail>\+|\d)?(?![\w])|(?P<preipo>\bpre-IPO\b|Pre-IPO轮)|(?P<prea>Pre-A\+?轮)"
     r"|(?P<seed>\bseed\b|种子轮)|(?P<angel>\bangel\b|天使轮)"
-    r"|(?P<ipo>\bIPO\b|上市募资|募资|\b(?:market|stock|share|exchange) listing\b)"
+    r"|(?P<ipo>\bIPO\b|上市募资|募资|\b(?:market|stock|share|exchange) listing\b"
+    # "raises $1.8 billion in Nasdaq debut": shares sold on the day they list
+    r"|\b(?:Nasdaq|NYSE|stock[- ]market|market|trading|exchange|public|HKEX|LSE) debut\b)"
     r"|(?P<strategic>\bstrategic (?:round|investment|funding)\b|战略融资|战略投资)"
     r"|(?<![A-Za-z])(?P<cn>[A-H])(?P<cntail>\+)?轮"
     r")",
@@ -175,7 +188,8 @@ def _english_round(part: Part, a: int, b: int) -> Draft | None:
         chinese = _CJK_CHAR.search(norm, a, b) is not None
         sums = [
             m for m in money(part, verb.end(), b)
-            if m.currency != "CNY" or "yuan" in norm[m.start : m.end] or not chinese
+            if (m.currency != "CNY" or "yuan" in norm[m.start : m.end] or not chinese)
+            and not _DEBT_AFTER.match(norm, m.end)
         ]
         if not sums:
             continue
@@ -189,7 +203,8 @@ def _english_round(part: Part, a: int, b: int) -> Draft | None:
         weak = verb.group().lower() in ("completes", "completed", "gets", "receives", "wins")
         if weak and not _FUNDING_WORDS.search(norm[verb.end() : b]):
             continue
-        company = name_before(part, a, verb.start())
+        # "The Seongnam-based company closed a ... Series D": the title's company
+        company = name_before(part, a, verb.start()) or back_reference(part, a, verb.start())
         if company is None:
             continue
         amount = None if _is_valuation(part, first, a) else first
@@ -349,6 +364,12 @@ _CN_ACQUIRER_TAIL = re.compile(
     # how it pays: "拟换股吸收合并", "拟发行股份及支付现金收购"
     r"(?:换股|现金|发行股份(?:及支付现金)?|支付现金)?$"
 )
+# "此次收购将加强其团队": the deal named again as a noun, no buyer or target after it
+_CN_THE_DEAL = re.compile(r"(?:此次|本次|这次|该|上述|该笔|这笔|此项|该项)$")
+_SINCE_CLAUSE = re.compile(
+    r"\b(?:since|after|when|before|once)\s(?:it|they|the company|[A-Z][\w.&'-]*)\s(?:had\s|has\s|first\s)?$"
+)
+_AND_BEFORE = re.compile(r"\band\s*$")
 _NOT_DEAL = re.compile(r"\b(?:in talks|talks to|considering|explores|exploring|weighs|bid for|said to|rumou?r"
                        r"|could|may|might)\b|洽谈|传闻|考虑|或将", re.IGNORECASE)
 
@@ -365,8 +386,17 @@ def read_acquisitions(part: Part, lexicon: Lexicon) -> list[Draft]:
     return out
 
 
+# "raises $1.1 billion Series B and agrees to buy ...": the sum of a round is not the deal's price
+_ROUND_AFTER = re.compile(r"\s*(?:Series [A-H]\b|(?:[\w-]+\s)?(?:funding|financing|round)\b)", re.IGNORECASE)
+
+
+def deal_sums(part: Part, a: int, b: int) -> list[Money]:
+    """The sums in ``norm[a:b]`` that may be a deal's price: all but those naming a round of funding."""
+    return [m for m in money(part, a, b) if not _ROUND_AFTER.match(part.norm, m.end)]
+
+
 def _deal(part: Part, buyer: Name, target: Name, a: int, b: int, start: int, end: int) -> Draft:
-    sums = [m for m in money(part, a, b)]
+    sums = deal_sums(part, a, b)
     fact = {
         "acquirer_id": buyer.id,
         "acquirer_name": buyer.text,
@@ -419,10 +449,20 @@ def _english_deal(part: Part, a: int, b: int) -> Draft | None:
             return _deal(part, buyer, target, a, b, m.start(), buyer.end)
     for pattern in (_ACQUISITION_OF, _ACQUIRE):
         m = pattern.search(norm, a, b)
-        if m is None:
-            continue
-        buyer = back_reference(part, a, m.start()) or name_before(part, a, m.start())
+        if m is None or _SINCE_CLAUSE.search(norm, max(a, m.start() - 40), m.start()):
+            continue  # "its largest since it bought Harman in 2017": an older deal told for comparison
+        buyer = (
+            back_reference(part, a, m.start()) or pronoun_reference(part, a, m.start())
+            or name_before(part, a, m.start())
+        )
+        if buyer is None and _AND_BEFORE.search(part.norm, max(a, m.start() - 6), m.start()):
+            # "Nscale raises $1.1 billion Series B and agrees to buy ...": the clause's subject buys
+            buyer = clause_subject(part, a, m.start())
         target = name_after(part, m.end(), b)
+        if target is not None and target.id is None and is_place(target.text) and (
+            norm.startswith(("'s ", "\u2019s "), target.end)
+        ):  # "to buy Germany's FläktGroup": the company after the country's possessive
+            target = name_after(part, target.end + 3, b)
         if buyer is None or target is None or buyer.text == target.text:
             continue
         if _SECURITIES.match(norm, target.end):
@@ -443,7 +483,7 @@ def _english_deal(part: Part, a: int, b: int) -> Draft | None:
 def _chinese_deal(part: Part, a: int, b: int) -> Draft | None:
     norm = part.norm
     m = _CN_ACQUIRE.search(norm, a, b)
-    if m is None:
+    if m is None or _CN_THE_DEAL.search(norm, max(a, m.start() - 2), m.start()):
         return None
     head = norm[a : m.start()]
     of = re.search(r"对(.{2,16})的$", head)
@@ -467,4 +507,4 @@ def _chinese_deal(part: Part, a: int, b: int) -> Draft | None:
     return _deal(part, buyer, target, a, b, buyer.start, max(target.end, m.end()))
 
 
-__all__ = ["extra_funding_details", "read_acquisitions", "read_funding", "round_type"]
+__all__ = ["deal_sums", "extra_funding_details", "read_acquisitions", "read_funding", "round_type"]

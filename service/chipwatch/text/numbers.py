@@ -67,8 +67,10 @@ def unit_family(unit: str) -> str:
 
 # A figure: digits with separators, Chinese numerals or English number words (chipwatch.text.numerals
 # reads each). Digits are not read after a letter, a digit or a separator, so the 200 of "GB200" and the
-# 4 of "V4" are not figures, and nothing is read from the middle of a malformed "1,2,3".
-_NUM_START = r"(?<![0-9A-Za-z.,'])"
+# 4 of "V4" are not figures, and nothing is read from the middle of a malformed "1,2,3". A comma blocks a
+# figure only after a digit, a letter or a point: the Chinese comma, normalised to ",", often opens a
+# clause with its figure ("投运，300兆瓦").
+_NUM_START = r"(?<![0-9A-Za-z.'])(?<![0-9A-Za-z.],)"
 _DIGIT_NUM = rf"{_NUM_START}(?:{DIGITS})"
 _RANGE_SEP = r"\s*(?:-|~|to|至|到)\s*"
 _APPROX = r"(?:多|余)?"  # "20多亿", "100余兆瓦": more than the figure; the figure is kept
