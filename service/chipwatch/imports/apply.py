@@ -238,18 +238,22 @@ def insert_rows(session: Session, table: type[SQLModel] | Table, rows: list[dict
     last_out: list[Any] = [None] * len(convert)
     if plan.order is not None:
         positions = {name: index for index, name in enumerate(plan.order)}
-        at = tuple((n, positions[key], to) for n, (key, to) in enumerate(convert))
         pick = itemgetter(*plan.order) if len(plan.order) > 1 else (lambda row: (row[plan.order[0]],))
-        for row in rows:
-            values = list(pick(row))
-            for n, index, to in at:
-                value = values[index]
-                if value is last_in[n]:
-                    values[index] = last_out[n]
-                else:
-                    last_in[n], last_out[n] = value, (converted := to(value))
-                    values[index] = converted
-            bound.append(tuple(values))
+        picked = list(map(pick, rows))
+        if not convert:
+            bound = picked
+        else:
+            # Column by column: the rows' tuples are taken apart and put together again by zip, in C.
+            columns: list[Any] = list(zip(*picked, strict=True))
+            for key, to in convert:
+                index, out = positions[key], []
+                previous, converted = _NOTHING, None
+                for value in columns[index]:
+                    if value is not previous:
+                        previous, converted = value, to(value)
+                    out.append(converted)
+                columns[index] = out
+            bound = list(zip(*columns, strict=True))
     else:
         for row in rows:
             copy = row.copy()
@@ -333,7 +337,8 @@ def insert_facts(
             "id": fact_id,
         }
         attributes = built.values.get("attributes")
-        if attributes is not None:  # _attributes over no earlier attributes: the blanks dropped
+        # _attributes over no earlier attributes: the blanks dropped (most rows have none to drop).
+        if attributes is not None and None in attributes.values():
             values["attributes"] = {key: value for key, value in attributes.items() if value is not None}
         rows.append(values)
     insert_rows(session, table, rows)
@@ -419,26 +424,44 @@ def record_changes(
     # by the insert: RETURNING in parameter order runs one statement per row. Within one import a fact
     # has one row per action and field; in id order, the rows just written are the ones kept.
     ids: dict[tuple[str, str, str | None], int] = {}
+    statement, connection = _written_ids(kb_kind), session.connection()
     for chunk in _chunks(sorted({fact_id for fact_id, _a, _f in changes})):
-        stmt = select(table.c.id, table.c.fact_id, table.c.action, table.c.field).where(
-            table.c.kind == kb_kind,
-            table.c.fact_id.in_(chunk),
-            table.c.cause == "import",
-            table.c.cause_ref == str(imp.id),
-            table.c.action != "created",
-        ).order_by(table.c.id)
-        ids.update({(r.fact_id, r.action, r.field): r.id for r in session.execute(stmt)})
+        found = connection.execute(statement, {"ids": chunk, "import_ref": str(imp.id)})
+        ids.update({(fact_id, action, name): id_ for id_, fact_id, action, name in found})
     entries = [HistoryEntry(id=ids[(row["fact_id"], row["action"], row["field"])], **row) for row in rows]
     groups = [entries[start:end] for start, end in spans]
     emit_many(session, FACT_CHANGED, [fact_changed_data(group) for group in groups])
     return groups
 
 
+@dataclass(frozen=True, slots=True)
+class _UpdateStatements:
+    rows: Any
+    update: Any
+
+
 @cache
-def _update_statement(table: Table) -> Any:
-    """The update of one fact by its id (bound as ``_fact_id``), built once per table: the columns it
-    sets are the keys of the parameters it runs with."""
-    return update(table).where(table.c.id == bindparam("_fact_id"))
+def _update_statements(table: Table) -> _UpdateStatements:
+    """The read of facts by their ids (bound as ``ids``) and the update of one fact by its id (bound as
+    ``_fact_id``; the columns it sets are the keys of the parameters it runs with), built once per
+    table: building a select of every column and its cache key again cost more than running it."""
+    return _UpdateStatements(
+        rows=select(table).where(table.c.id.in_(bindparam("ids", expanding=True))),
+        update=update(table).where(table.c.id == bindparam("_fact_id")),
+    )
+
+
+@cache
+def _written_ids(kb_kind: str) -> Any:
+    """The read back of the ids of the history rows an import just wrote for some facts, built once."""
+    table = FactChange.__table__  # type: ignore[attr-defined]
+    return select(table.c.id, table.c.fact_id, table.c.action, table.c.field).where(
+        table.c.kind == kb_kind,
+        table.c.fact_id.in_(bindparam("ids", expanding=True)),
+        table.c.cause == "import",
+        table.c.cause_ref == bindparam("import_ref"),
+        table.c.action != "created",
+    ).order_by(table.c.id)
 
 
 def update_facts(
@@ -457,8 +480,10 @@ def update_facts(
     out: list[tuple[str, str, dict[str, tuple[Any, Any]] | None]] = []
     by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     relink: list[WrittenFact] = []
+    statements = _update_statements(table)
+    connection = session.connection()  # nothing of the import is pending in the session
     for chunk in _chunks(sorted(wanted)):
-        for row in session.execute(select(table).where(table.c.id.in_(chunk))).mappings():
+        for row in connection.execute(statements.rows, {"ids": chunk}).mappings():
             fact_id = row["id"]
             built, digest = wanted[fact_id]
             values = dict(built.values)
@@ -478,11 +503,12 @@ def update_facts(
                 applied.changed[fact_id] = list(changes)
     for params in by_keys.values():
         for chunk in _chunks(params):  # one executemany per set of columns
-            session.execute(_update_statement(table), chunk)
+            connection.execute(statements.update, chunk)
     if relink:
         link_result_rows(session.connection(), relink)
-    for fact_id in wanted:
-        held = session.identity_map.get(session.identity_key(model, fact_id))
+    held_by_session = session.identity_map
+    for fact_id in wanted if len(held_by_session) else ():
+        held = held_by_session.get(session.identity_key(model, fact_id))
         if held is not None:
             session.expire(held)
     return out
