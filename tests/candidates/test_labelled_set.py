@@ -12,7 +12,9 @@ precision/recall). A sixth file, ``heldout5_items.yaml`` (64 items, written blin
 kept apart from the union: its first measurement (in its header) was the honest estimate of how the rules
 generalised; the general rules were then revised from its errors, and it is held to a floor (that first
 measurement, raised for the kinds the revision improved), so a change that makes the extractor worse on it
-fails. Names resolve through the seeded knowledge base of a real migrated database, as in the service.
+fails. A seventh, ``heldout6_items.yaml`` (64 items, written blind in other registers), was measured on the
+rules after that revision and is held to that measurement: it says how the rules do on text they were
+not tuned on. Names resolve through the seeded knowledge base of a real migrated database, as in the service.
 The figures of every set and of their union are printed (``pytest -s``)
 with each set's false positives and misses; the goals (precision >= 0.9 and recall >= 0.7 for every
 kind) are asserted on the union of the five sets, and no item labelled without a fact may yield one.
@@ -60,10 +62,21 @@ BLIND = load("heldout5_items.yaml")
 BLIND_FLOOR = {
     "funding": (1.000, 1.000),
     "acquisition": (1.000, 1.000),
-    "deployment": (0.400, 0.375),
+    "deployment": (1.000, 0.938),
     "benchmark": (1.000, 0.909),
     "launch": (1.000, 1.000),
 }
+BLIND6 = load("heldout6_items.yaml")
+# The sixth blind set's measurement on the rules as they stand (see its header), not yet tuned on: a
+# change that makes the extractor worse on unseen text of this register fails here.
+BLIND6_FLOOR = {
+    "funding": (0.818, 0.818),
+    "acquisition": (0.571, 0.364),
+    "deployment": (0.500, 0.412),
+    "benchmark": (0.455, 0.385),
+    "launch": (1.000, 0.727),
+}
+BLIND_SETS = (("heldout5", BLIND, BLIND_FLOOR), ("heldout6", BLIND6, BLIND6_FLOOR))
 
 
 @pytest.fixture
@@ -146,10 +159,11 @@ def test_precision_and_recall_per_kind(lexicon):
 
 
 
-def test_the_blind_set_does_not_get_worse(lexicon):
-    tally = score(BLIND, lexicon)
-    report("heldout5 (blind)", tally)
-    for kind, (precision, recall) in BLIND_FLOOR.items():
+@pytest.mark.parametrize(("name", "items", "floor"), BLIND_SETS, ids=[name for name, *_ in BLIND_SETS])
+def test_the_blind_sets_do_not_get_worse(lexicon, name, items, floor):
+    tally = score(items, lexicon)
+    report(f"{name} (blind)", tally)
+    for kind, (precision, recall) in floor.items():
         assert tally.labelled[kind] >= 10, kind
         assert round(tally.precision(kind), 3) >= precision, (kind, tally.table())
         assert round(tally.recall(kind), 3) >= recall, (kind, tally.table())
