@@ -19,9 +19,9 @@ from typing import Any
 
 from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
 from chipwatch.datasets.rows import (
-    RowRejected,
     cell_warning,
     csv_plan,
+    named_rows,
     plain_choice,
     plain_flag,
     plain_integer,
@@ -223,17 +223,7 @@ _HEAD = ("row", "row_key", "line", "link", "name")
 def _plan(indexes: Mapping[str, int], labels: Mapping[str, str]) -> Callable[..., dict[str, Any]]:
     """The row builder of a file with these columns: a :class:`ClusterDeployment` in plain form."""
     fill = csv_plan(_HEAD, _FIELDS, indexes, labels)
-    name_at, no_name = indexes["name"], f"no {labels['name']}"
-
-    def build(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
-        name = cells[name_at].strip()
-        if not name:
-            raise RowRejected(no_name)
-        out = fill(cells, row, line, issues)
-        out["row"], out["row_key"], out["line"], out["name"] = row, name, line, name
-        return out
-
-    return build
+    return named_rows(fill, indexes, labels)
 
 
 def parse_gpu_clusters(data: bytes | str) -> ParseResult[dict[str, Any]]:

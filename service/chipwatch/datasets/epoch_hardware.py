@@ -20,8 +20,8 @@ from typing import Any
 
 from chipwatch.datasets.records import ParseResult, PartialDate, Record, RowIssue
 from chipwatch.datasets.rows import (
-    RowRejected,
     csv_plan,
+    named_rows,
     plain_integer,
     plain_links,
     plain_number,
@@ -169,17 +169,7 @@ def _plan(indexes: Mapping[str, int], labels: Mapping[str, str]) -> Callable[...
         indexes,
         labels,
     )
-    name_at, no_name = indexes["name"], f"no {labels['name']}"
-
-    def build(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
-        name = cells[name_at].strip()
-        if not name:
-            raise RowRejected(no_name)
-        out = fill(cells, row, line, issues)
-        out["row"], out["row_key"], out["line"], out["name"] = row, name, line, name
-        return out
-
-    return build
+    return named_rows(fill, indexes, labels)
 
 
 def parse_ml_hardware(data: bytes | str) -> ParseResult[dict[str, Any]]:

@@ -62,20 +62,27 @@ def plain_text(value: Any) -> str | None:
     return values.text(value)
 
 
-def plain_number(value: Any) -> float | None:
-    """A finite non-negative number or None (:meth:`Cells.number`); raises CellError otherwise."""
-    if not value and value != 0:
-        return None
+def _quick_number(value: Any, minimum: float | None) -> float | None:
+    """The common cell (plain decimal text or a JSON number, finite, at least ``minimum``) as a float;
+    None for anything else (blank words, thousands separators, inf, below the minimum), which takes
+    values.number's full path."""
     cls = value.__class__
     if cls is str or cls is float or cls is int:
         try:
             result = float(value)
         except (ValueError, OverflowError):
-            pass
-        else:
-            if result - result == 0.0 and result >= 0.0:
-                return result
-    return values.number(value)
+            return None
+        if result - result == 0.0 and (minimum is None or result >= minimum):
+            return result
+    return None
+
+
+def plain_number(value: Any) -> float | None:
+    """A finite non-negative number or None (:meth:`Cells.number`); raises CellError otherwise."""
+    if not value and value != 0:
+        return None
+    result = _quick_number(value, 0.0)
+    return values.number(value) if result is None else result
 
 
 def plain_integer(value: Any) -> int | None:
@@ -192,6 +199,27 @@ FieldSpec = tuple[str, "str | None", "str | None", Any]
 """One field of a CSV record: ``(field, key, column, convert)``, as a :data:`Step` without its label;
 with ``column`` None, ``convert(labels, indexes)`` makes the field's own reader, ``read(cells, row,
 line, issues)`` of the row's cell list (absent columns have no index)."""
+
+
+def named_rows(
+    fill: Callable[[list[str], int, int | None, list[RowIssue]], dict[str, Any]],
+    indexes: Mapping[str, int],
+    labels: Mapping[str, str],
+) -> Callable[[list[str], int, int | None, list[RowIssue]], dict[str, Any]]:
+    """The row builder of an Epoch CSV whose rows are keyed by their ``name`` column: a blank name
+    rejects the row (:class:`RowRejected`, "no <column label>"); otherwise ``fill``'s dict with ``row``,
+    ``row_key`` (the name), ``line`` and ``name`` set."""
+    name_at, no_name = indexes["name"], f"no {labels['name']}"
+
+    def build(cells: list[str], row: int, line: int | None, issues: list[RowIssue]) -> dict[str, Any]:
+        name = cells[name_at].strip()
+        if not name:
+            raise RowRejected(no_name)
+        out = fill(cells, row, line, issues)
+        out["row"], out["row_key"], out["line"], out["name"] = row, name, line, name
+        return out
+
+    return build
 
 
 def csv_plan(
@@ -315,17 +343,9 @@ class Cells:
         value = self.values.get(name)
         if not value and value != 0:
             return None
-        # Fast path for the common cell, plain decimal text or a JSON number in range; anything else
-        # (blank words, thousands separators, inf, below the minimum) takes values.number's full path.
-        cls = value.__class__
-        if cls is str or cls is float or cls is int:
-            try:
-                result = float(value)
-            except (ValueError, OverflowError):
-                pass
-            else:
-                if result - result == 0.0 and (minimum is None or result >= minimum):
-                    return result
+        result = _quick_number(value, minimum)
+        if result is not None:
+            return result
         try:
             return values.number(value, minimum=minimum)
         except values.CellError as exc:
