@@ -263,6 +263,31 @@ def test_admin_actions_need_an_admin_session_its_csrf_token_and_the_same_origin(
     assert (history[-1]["cause"], history[-1]["note"]) == ("manual", "seen")
 
 
+def test_a_form_without_origin_is_judged_by_its_referer(client):
+    csrf = log_in(client)
+    for referer, named in (
+        ("http://evil.example/signals/x", "'http://evil.example'"),
+        ("not a url", "'not a url'"),
+    ):
+        refused = client.post(
+            f"/signals/{SIGNAL}/resolve",
+            data={"outcome": "yes", "csrf_token": csrf},
+            headers={"Referer": referer},
+            follow_redirects=False,
+        )
+        assert refused.status_code == 403 and "Form from another site" in refused.text, referer
+        assert named in html.unescape(refused.text), referer
+    assert client.get(f"/v1/signals/{SIGNAL}").json()["status"] == "open"
+    done = client.post(
+        f"/signals/{SIGNAL}/resolve",
+        data={"outcome": "yes", "csrf_token": csrf},
+        headers={"Referer": f"http://testserver/signals/{SIGNAL}"},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303
+    assert client.get(f"/v1/signals/{SIGNAL}").json()["status"] == "resolved"
+
+
 def test_reopen_and_reject_through_the_pages_and_a_refused_move(admin):
     client, csrf = admin
     bad = client.post(f"/signals/{SIGNAL}/reopen", data={"csrf_token": csrf})

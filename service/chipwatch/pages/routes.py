@@ -35,6 +35,7 @@ from chipwatch.pages.session import (
     Viewer,
     clear_session_cookie,
     csrf_ok,
+    form_origin,
     may_view,
     new_session,
     role_for_token,
@@ -102,7 +103,7 @@ async def admin_action(request: Request) -> AdminAction:
         raise PageError(
             403,
             "Form from another site",
-            f"The form was posted from {request.headers.get('origin')!r}, not from this service, so it was "
+            f"The form was posted from {form_origin(request)!r}, not from this service, so it was "
             "refused. Behind a proxy that rewrites Host, list the public origin in CHIPWATCH_PUBLIC_ORIGINS.",
         )
     if not csrf_ok(viewer, form.get("csrf_token")):  # type: ignore[arg-type]
@@ -321,7 +322,7 @@ async def login(
         # The token is not looked at; saying "not valid" would send an admin behind a misconfigured
         # proxy after a token that is fine.
         throttle.failed(request)
-        error = (f"This form was posted from {request.headers.get('origin')!r}, not from this service. "
+        error = (f"This form was posted from {form_origin(request)!r}, not from this service. "
                  "Behind a proxy that rewrites Host, list the public origin in CHIPWATCH_PUBLIC_ORIGINS.")
         body = render("login.html", ANONYMOUS, next=_safe_next(next), error=error)
         return html_response(request, body, status_code=403)

@@ -119,15 +119,30 @@ def csrf_ok(viewer: Viewer, token: str | None) -> bool:
     return viewer.csrf is not None and token is not None and _same(token, viewer.csrf)
 
 
+def form_origin(request: Request) -> str | None:
+    """The origin a form post says it comes from: its ``Origin`` header, else the ``scheme://host[:port]``
+    of its ``Referer`` (OWASP's fallback for requests that carry no ``Origin``), else None."""
+    origin = request.headers.get("origin")
+    if origin is not None:
+        return origin
+    referer = request.headers.get("referer")
+    if referer is None:
+        return None
+    parts = urlsplit(referer)
+    # A Referer that is not an absolute http(s) URL is returned whole, so that same_origin refuses it.
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else referer
+
+
 def same_origin(request: Request, public_origins: str | None = None) -> bool:
-    """False when the request names an ``Origin`` that is not this service (a cross-site form post).
+    """False when the request names an origin (``Origin``, else ``Referer``: ``form_origin``) that is not
+    this service (a cross-site form post).
 
     ``public_origins`` (``CHIPWATCH_PUBLIC_ORIGINS``: comma-separated ``scheme://host[:port]``) lists the
-    origins the service is reached at; unset, the ``Origin`` must match the ``Host`` header. Browsers
-    send ``Origin`` on every cross-origin POST; a request without it (an older browser, a script) is
-    judged by the CSRF token alone.
+    origins the service is reached at; unset, the origin must match the ``Host`` header. Browsers
+    send ``Origin`` on every cross-origin POST; a request with neither header (an older browser, a
+    script, a privacy setting that strips Referer) is judged by the CSRF token alone.
     """
-    origin = request.headers.get("origin")
+    origin = form_origin(request)
     if origin is None:
         return True
     if origin == "null":
