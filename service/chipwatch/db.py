@@ -67,6 +67,8 @@ class WriteGate:
         self._mutex = threading.Lock()
         self._busy = False
         self._waiting: deque[threading.Event] = deque()
+        self.holder: object | None = None
+        """The transaction's connection whose turn it is (set by the engine's begin hook)."""
 
     def acquire(self, timeout_s: float) -> bool:
         """Wait for this writer's turn; False when ``timeout_s`` passed first (the turn is not taken)."""
@@ -182,7 +184,7 @@ def make_engine(url: str) -> Engine:
         # SQLite's own deferred BEGIN upgrades to a write lock mid-transaction and can fail with
         # "database is locked" without waiting; BEGIN IMMEDIATE takes the lock up front and honours the
         # busy timeout.  Reads stay concurrent under WAL.
-        gate = WriteGate()
+        gate = engine.write_gate = WriteGate()  # type: ignore[attr-defined]
 
         @event.listens_for(engine, "begin")
         def _begin_immediate(conn) -> None:
@@ -194,11 +196,11 @@ def make_engine(url: str) -> Engine:
             # Past the busy timeout without a turn, BEGIN IMMEDIATE meets SQLite's own busy handler,
             # which answers "database is locked" in the end: the writer is refused, never left waiting.
             if gate.acquire(SQLITE_BUSY_TIMEOUT_MS / 1000):
-                conn.info["gate"] = gate
+                gate.holder = conn
             try:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
             except BaseException:
-                _end_turn(conn)
+                _end_turn(engine, conn)
                 raise
 
         # pysqlite's own transaction handling must be off for the explicit BEGIN above to apply.
@@ -220,10 +222,13 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def _end_turn(conn) -> None:
+def _end_turn(engine: Engine, conn) -> None:
     """Give up the write turn ``conn``'s transaction took, if it took one (see :class:`WriteGate`)."""
-    gate = conn.info.pop("gate", None)
-    if gate is not None:
+    gate = getattr(engine, "write_gate", None)
+    # The holder is the Connection object itself, not a mark in its ``info``, which belongs to the
+    # pooled DBAPI connection and is emptied if that connection is invalidated mid-transaction.
+    if gate is not None and gate.holder is conn:
+        gate.holder = None
         gate.release()
 
 
@@ -271,6 +276,6 @@ def session_scope(settings: Settings | None = None, *, write: bool = True) -> It
                     session.rollback()
                     raise
         finally:
-            _end_turn(conn)
+            _end_turn(engine, conn)
         if write:
             change_clock.bump()
