@@ -220,6 +220,26 @@ def test_every_bad_edit_of_an_acceptance_is_named_in_one_answer(client, feeds, a
     assert only(client, kind="deployment")["status"] == "pending"
 
 
+def test_an_edit_of_the_wrong_type_or_sign_is_refused_not_stored(client, feeds, admin_headers):
+    feeds("dc-news", "press", [story("d1", "Cerebras opens 150 MW inference data center in Oklahoma City")])
+    deployment = only(client, kind="deployment")
+    body = {"fact": {"power_mw": -3, "units": "many", "status": 5, "operator_name": "", "colour": "red"}}
+    r = client.post(f"/v1/candidates/{deployment['id']}/accept", json=body, headers=admin_headers)
+    assert r.status_code == 422
+    errors = {e["field"]: e["message"] for e in r.json()["errors"]}
+    assert list(errors) == ["fact.colour", "fact.operator_name", "fact.power_mw", "fact.status", "fact.units"]
+    assert "greater than or equal to 0" in errors["fact.power_mw"]
+    assert "valid integer" in errors["fact.units"] and "valid string" in errors["fact.status"]
+    assert only(client, kind="deployment")["status"] == "pending"
+    r = client.post(
+        f"/v1/candidates/{deployment['id']}/accept", json={"fact": {"power_mw": 120, "units": 250}},
+        headers=admin_headers,
+    )
+    assert r.status_code == 200, r.text
+    dep = client.get(f"/v1/deployments/{r.json()['fact_ref']['id']}")
+    assert dep.status_code == 200 and (dep.json()["capacity_mw"], dep.json()["units_min"]) == (120, 250)
+
+
 def test_accepting_each_kind_writes_its_fact(client, feeds, admin_headers):
     feeds(
         "mixed",

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field, TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlmodel import Session, SQLModel
 
@@ -34,7 +35,7 @@ from chipwatch.knowledge.history import field_changes, record_change
 from chipwatch.knowledge.models import KB_TABLES
 from chipwatch.knowledge.service import fact_listeners
 from chipwatch.sources.models import Item
-from chipwatch.vocab.slugs import slugify
+from chipwatch.vocab.slugs import Slug, slugify
 
 FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "funding": ("vendor_id", "vendor_name", "amount", "currency", "round_type", "post_money_valuation"),
@@ -47,6 +48,39 @@ FACT_FIELDS: dict[str, tuple[str, ...]] = {
     "launch": ("vendor_id", "vendor_name", "chip_id", "chip_name"),
 }
 """The fields an analyst may correct while accepting, by candidate kind."""
+
+_Text = Annotated[str, Field(strict=True, min_length=1, max_length=200)]
+_Amount = Annotated[float, Field(strict=True, ge=0, allow_inf_nan=False)]
+_Figure = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+_Count = Annotated[int, Field(strict=True, ge=0, le=2**31 - 1)]
+_EDIT_TYPES: dict[str, TypeAdapter[Any]] = {
+    **{name: TypeAdapter(Slug | None) for name in (
+        "vendor_id", "acquirer_id", "operator_id", "chip_id", "baseline_id", "reported_by_id")},
+    **{name: TypeAdapter(_Text | None) for name in (
+        "vendor_name", "acquirer_name", "operator_name", "chip_name", "baseline_name", "reported_by_name",
+        "currency", "round_type", "status", "place", "metric", "unit")},
+    **{name: TypeAdapter(_Amount | None) for name in ("amount", "post_money_valuation", "power_mw")},
+    **{name: TypeAdapter(_Figure | None) for name in ("value", "value_min", "value_max")},
+    "units": TypeAdapter(_Count | None),
+}
+"""The type of each editable fact field: the knowledge base's columns take the edit as given (SQLite keeps
+a string in an integer column), so an edit of the wrong type or sign is refused here, not stored."""
+
+
+def _edit_problems(edits: dict[str, Any], kind: str) -> list[tuple[str, str]]:
+    """``(field, message)`` for each edit of a field a ``kind`` candidate lacks or of a value its field
+    refuses (wrong type, negative amount, blank name)."""
+    problems = []
+    for name in sorted(edits):
+        if name not in FACT_FIELDS[kind]:
+            problems.append((f"fact.{name}", f"not a field of a {kind} candidate"))
+            continue
+        try:
+            _EDIT_TYPES[name].validate_python(edits[name])
+        except ValidationError as exc:
+            problems.append((f"fact.{name}", exc.errors()[0]["msg"]))
+    return problems
+
 
 _TRUST_RANK = {"independent": 3, "analyst": 2, "press": 1, "vendor": 0}
 
@@ -84,8 +118,7 @@ def accept_candidate(
         raise CandidateDecided(f"candidate {candidate_id} is {candidate.status} already")
     edits = accept_in.fact or {}
     # The edits' own problems are gathered, so one answer names each of them.
-    problems = [(f"fact.{name}", f"not a field of a {candidate.kind} candidate")
-                for name in sorted(set(edits) - set(FACT_FIELDS[candidate.kind]))]
+    problems = _edit_problems(edits, candidate.kind)
     verification = accept_in.verification or candidate.verification
     if not keys.at_most(verification, candidate.verification):
         problems.append(("verification", f"the sources allow at most {candidate.verification}"))
