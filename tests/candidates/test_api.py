@@ -240,6 +240,17 @@ def test_an_edit_of_the_wrong_type_or_sign_is_refused_not_stored(client, feeds, 
     assert dep.status_code == 200 and (dep.json()["capacity_mw"], dep.json()["units_min"]) == (120, 250)
 
 
+def test_a_malformed_fact_id_does_not_hide_the_edits_problems(client, feeds, admin_headers):
+    feeds("dc-news", "press", [story("d1", "Cerebras opens 150 MW inference data center in Oklahoma City")])
+    deployment = only(client, kind="deployment")
+    body = {"fact_id": "Bad Id", "fact": {"units": "many", "colour": "red"}, "verification": "independent"}
+    r = client.post(f"/v1/candidates/{deployment['id']}/accept", json=body, headers=admin_headers)
+    assert r.status_code == 422
+    fields = sorted(e["field"] for e in r.json()["errors"])
+    assert fields == ["fact.colour", "fact.units", "fact_id", "verification"]
+    assert only(client, kind="deployment")["status"] == "pending"
+
+
 def test_accepting_each_kind_writes_its_fact(client, feeds, admin_headers):
     feeds(
         "mixed",

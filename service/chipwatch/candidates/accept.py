@@ -82,6 +82,21 @@ def _edit_problems(edits: dict[str, Any], kind: str) -> list[tuple[str, str]]:
     return problems
 
 
+def acceptance_problems(
+    candidate: Candidate, edits: dict[str, Any], verification: str | None, alias_of: str | None
+) -> list[tuple[str, str]]:
+    """``(field, message)`` for each problem of accepting ``candidate`` with these edits: a fact field
+    the kind lacks or a value its field refuses, a verification above what the sources allow,
+    ``alias_of`` on a kind other than launch. Reads nothing; also run by the route when the request
+    layer refused another part of the body, so one 422 names every problem."""
+    problems = _edit_problems(edits, candidate.kind)
+    if not keys.at_most(verification or candidate.verification, candidate.verification):
+        problems.append(("verification", f"the sources allow at most {candidate.verification}"))
+    if alias_of is not None and candidate.kind != "launch":
+        problems.append(("alias_of", "only a launch candidate names a chip"))
+    return problems
+
+
 _TRUST_RANK = {"independent": 3, "analyst": 2, "press": 1, "vendor": 0}
 
 
@@ -118,12 +133,8 @@ def accept_candidate(
         raise CandidateDecided(f"candidate {candidate_id} is {candidate.status} already")
     edits = accept_in.fact or {}
     # The edits' own problems are gathered, so one answer names each of them.
-    problems = _edit_problems(edits, candidate.kind)
+    problems = acceptance_problems(candidate, edits, accept_in.verification, accept_in.alias_of)
     verification = accept_in.verification or candidate.verification
-    if not keys.at_most(verification, candidate.verification):
-        problems.append(("verification", f"the sources allow at most {candidate.verification}"))
-    if accept_in.alias_of is not None and candidate.kind != "launch":
-        problems.append(("alias_of", "only a launch candidate names a chip"))
     if problems:
         raise InvalidEdit(*problems[0], *problems[1:])
     fact = {**candidate.fact, **edits}
@@ -382,4 +393,4 @@ def refresh_accepted(*, session: Session, candidates: list[Candidate], now: date
         ctx.corroborate(candidate.fact_id, kb_kind=candidate.fact_kind)
 
 
-__all__ = ["FACT_FIELDS", "InvalidEdit", "accept_candidate", "refresh_accepted"]
+__all__ = ["FACT_FIELDS", "InvalidEdit", "accept_candidate", "acceptance_problems", "refresh_accepted"]

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from sqlmodel import Session
 
 from chipwatch.candidates import accept, service
 from chipwatch.candidates.extract import FactKind
-from chipwatch.candidates.models import CandidateStatus
+from chipwatch.candidates.models import Candidate, CandidateStatus
 from chipwatch.candidates.schemas import CandidateAcceptIn, CandidatePage, CandidatePublic, CandidateRejectIn
 from chipwatch.kit.auth import AdminDep, require_reader
 from chipwatch.kit.errors import ApiError, Conflict, NotFound
 from chipwatch.kit.pagination import CursorQ, LimitQ
 from chipwatch.kit.sessions import ReadSession, WriteSession
+from chipwatch.kit.validation import body_check
 from chipwatch.knowledge.checks import Invalid
 
 router = APIRouter(prefix="/v1", tags=["candidates"], dependencies=[Depends(require_reader)])
@@ -70,6 +72,23 @@ def get_candidate(candidate_id: int = CandidateId, session: Session = ReadSessio
         return service.candidate_view(session=session, candidate_id=candidate_id)
 
 
+def _acceptance_check(session: Session, fields: dict[str, Any], request: Request) -> list[tuple[str, str]]:
+    # The edits' problems, for a body the request layer refused elsewhere (a malformed fact_id...).
+    try:
+        candidate_id = int(request.path_params["candidate_id"])
+    except (KeyError, ValueError):
+        return []
+    candidate = session.get(Candidate, candidate_id) if 1 <= candidate_id <= 2**63 - 1 else None
+    fact = fields.get("fact")
+    if candidate is None or candidate.status != "pending" or not isinstance(fact or {}, dict):
+        return []
+    verification = fields.get("verification")
+    return accept.acceptance_problems(
+        candidate, fact or {}, verification if isinstance(verification, str) else None, fields.get("alias_of")
+    )
+
+
+@body_check(_acceptance_check)
 @router.post(
     "/candidates/{candidate_id}/accept",
     response_model=CandidatePublic,
