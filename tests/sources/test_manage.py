@@ -50,6 +50,11 @@ def test_patch_refusals_name_every_field(client, admin_headers):
     assert set(errors) == {"url", "publisher_id", "name"}
     assert errors["publisher_id"] == "no vendor with id 'no-such-vendor'"
     assert _errors(client.patch(f"/v1/sources/{FEED}", json={"colour": "red"}, headers=admin_headers))
+    # a null url is refused like a null name, not ignored with a 200
+    url_before = source_row(FEED).url
+    assert _errors(client.patch(f"/v1/sources/{FEED}", json={"url": None}, headers=admin_headers)) == {
+        "url": "must not be null"}
+    assert source_row(FEED).url == url_before
     missing = client.patch("/v1/sources/no-such-source", json={"name": "x"}, headers=admin_headers)
     assert missing.status_code == 404
     assert client.patch(f"/v1/sources/{FEED}", json={"name": "x"}).status_code == 401

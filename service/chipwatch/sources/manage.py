@@ -87,7 +87,7 @@ def update_source(
             'include {"enabled": true} to restore it'
         )
     problems: list[tuple[str, str]] = []
-    for field in ("name", "trust", "enabled"):
+    for field in ("url", "name", "trust", "enabled"):
         if field in changes and changes[field] is None:
             problems.append((field, "must not be null"))
     new_url = None
