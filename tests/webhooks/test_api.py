@@ -70,6 +70,17 @@ def test_patch_and_delete(client, admin_headers, receiver):
     assert r.json()["enabled"] is False and r.json()["disabled_reason"]
     r = client.patch(f"/v1/webhooks/{hook['id']}", json={"enabled": True}, headers=admin_headers)
     assert r.json()["enabled"] is True and r.json()["disabled_reason"] is None
+    # nulls for fields an endpoint cannot be without are refused, each named, with a bad event type too
+    nulls = {"url": None, "event_types": None, "enabled": None}
+    r = client.patch(f"/v1/webhooks/{hook['id']}", json=nulls, headers=admin_headers)
+    assert r.status_code == 422
+    assert {e["field"]: e["message"] for e in r.json()["errors"]} == dict.fromkeys(nulls, "must not be null")
+    r = client.patch(f"/v1/webhooks/{hook['id']}", json={"url": None, "signal_ids": ["no-such-signal"]},
+                     headers=admin_headers)
+    assert sorted(e["field"] for e in r.json()["errors"]) == ["signal_ids.0", "url"]
+    kept = client.get(f"/v1/webhooks/{hook['id']}", headers=admin_headers).json()
+    assert (kept["url"], kept["event_types"], kept["enabled"]) == (
+        receiver.url(), ["source.health_changed"], True)
     assert client.delete(f"/v1/webhooks/{hook['id']}", headers=admin_headers).status_code == 204
     _problem(client.get(f"/v1/webhooks/{hook['id']}", headers=admin_headers), 404)
     _problem(client.delete(f"/v1/webhooks/{hook['id']}", headers=admin_headers), 404)

@@ -185,11 +185,22 @@ def update_endpoint(
 ) -> Endpoint:
     """Apply the fields set in ``endpoint_in``; re-enabling clears ``disabled_reason`` and ``failing_since``.
 
-    Raises a 404 for an unknown id or a 422 naming a refused field.
+    Raises a 404 for an unknown id or one 422 naming every refused field (a null url, event_types or
+    enabled among them).
     """
     row = get_endpoint(session=session, endpoint_id=endpoint_id)
     changes = endpoint_in.model_dump(exclude_unset=True)
-    for field, value in endpoint_values(session=session, fields=changes, allow_private=allow_private).items():
+    # A null for a field the endpoint cannot be without is refused, not read as "leave it".
+    errors = [{"field": field, "message": "must not be null"}
+              for field in ("url", "event_types", "enabled") if field in changes and changes[field] is None]
+    try:
+        values = endpoint_values(session=session, fields=changes, allow_private=allow_private)
+    except ApiError as exc:
+        errors += exc.extra.get("errors") or []
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
+    for field, value in values.items():
         setattr(row, field, value)
     if "description" in changes:
         row.description = changes["description"]
