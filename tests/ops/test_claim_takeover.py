@@ -32,6 +32,8 @@ class SlowFeeds(ThreadingHTTPServer):
     """``/feed/<n>``: one item of its own, answered after ``HANG_S``; every request's start is logged."""
 
     daemon_threads = True
+    # Two workers open eight connections at once; socketserver's backlog of 5 would drop some.
+    request_queue_size = 64
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, float]] = []  # (path, time.monotonic() when it arrived)

@@ -139,6 +139,25 @@ def test_claim_due_marks_rows_and_orders_the_longest_overdue_first(db):
     assert [s.id for s in rest] == ["a"]
 
 
+def test_a_lapsed_claim_on_a_never_checked_source_is_claimed_in_id_order_with_the_others(db):
+    """Never-checked sources tie on next_check_at (null); the id breaks the tie. A claim rewrites its
+    rows, which PostgreSQL then returns last among equals unless the order says otherwise: without the
+    tie-break a dead worker's first sources waited behind every never-checked one."""
+    seeded_feeds()
+    for n in range(12):
+        add_source(f"never-{n:02d}", f"http://127.0.0.1:9/{n}")
+    now = datetime.now(UTC)
+    with session_scope() as session:
+        dead = claim_due(session=session, worker_id="dead", limit=3, lease_until=now + timedelta(seconds=1),
+                         now=now)
+    assert [s.id for s in dead] == ["never-00", "never-01", "never-02"]
+    later = now + timedelta(seconds=2)  # the dead worker's lease has lapsed
+    with session_scope() as session:
+        taken = claim_due(session=session, worker_id="survivor", limit=4,
+                          lease_until=later + timedelta(seconds=30), now=later)
+    assert [s.id for s in taken] == ["never-00", "never-01", "never-02", "never-03"]
+
+
 def test_concurrent_workers_never_check_a_source_twice(db, threaded_server):
     """Two check_due passes at once (separate threads, event loops and connections) share the due
     sources: every feed is fetched exactly once. On PostgreSQL this exercises FOR UPDATE SKIP LOCKED."""

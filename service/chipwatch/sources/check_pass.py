@@ -122,10 +122,12 @@ def claim_due(
         stmt = select(Source.id).where(due)
         if tried:
             stmt = stmt.where(Source.id.not_in(tried))
-        # Only next_check_at orders: the due index (enabled, next_check_at) yields that order as it is
-        # walked, and the walk stops after ``wanted`` rows. A tie-break on id would sort every due row
-        # of the first next_check_at (all never-checked sources share NULL) on each claim.
-        stmt = stmt.order_by(Source.next_check_at.asc().nulls_first()).limit(wanted)
+        # The id breaks ties, and they are common: every never-checked source has a null next_check_at,
+        # and so has one whose claim lapsed with its holder before its first check. Without it, PostgreSQL
+        # returns the tied rows in their physical order, where a lapsed claim's row (rewritten by the
+        # claim) comes last: a dead worker's sources then waited for every other never-checked source
+        # instead of being taken within a lease.
+        stmt = stmt.order_by(Source.next_check_at.asc().nulls_first(), Source.id).limit(wanted)
         candidates = list(session.scalars(stmt))
         claimed += claim_rows(
             session=session,
