@@ -1,4 +1,5 @@
-"""JSON request bodies: how deep they may nest, no NaN, Infinity or NUL character, no name given twice.
+"""JSON request bodies: how deep they may nest, no NaN, Infinity or NUL character, no name given twice,
+true or false for a boolean.
 
 Python's JSON reader accepts ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON: RFC 8259 has no such
 numbers) and nests as deep as its recursion limit; what it accepts, pydantic and the JSON Schema
@@ -7,6 +8,12 @@ PostgreSQL text holds no NUL character (U+0000) while SQLite stores it, so the s
 kept on one database and refused on the other. A name given twice in one object would keep its last
 value and silently drop the first. So every JSON body is walked after it is parsed and before it is
 validated, and refused with a 422 naming each offending field.
+
+pydantic reads a boolean field leniently (``"yes"``, ``"on"``, ``"1"``, ``1`` all mean true), which a
+JSON API should not: a client sending ``"enabled": "false"`` from a form it serialised as text would get
+what it sent only by luck. Every boolean field of every body model, nested models and lists included,
+takes the JSON literals ``true`` and ``false`` only (:func:`bool_problems`); query parameters and form
+fields are text by nature and keep pydantic's reading.
 """
 
 from __future__ import annotations
@@ -14,10 +21,12 @@ from __future__ import annotations
 import email.message
 import json
 import math
+import types
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Request
+from pydantic import BaseModel
 
 from chipwatch.kit.errors import ApiError
 from chipwatch.kit.schema_errors import field_path
@@ -31,6 +40,7 @@ TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
 NOT_FINITE = "must be a finite number (NaN and Infinity are not JSON)"
 HAS_NUL = "must not contain the NUL character (U+0000)"
 REPEATED = "appears more than once in its object; each name must be given once"
+NOT_BOOLEAN = "must be true or false"
 
 
 def _path(parts: tuple[Any, ...]) -> str:
@@ -106,6 +116,62 @@ def repeated_names(raw: bytes | str) -> list[dict[str, str]]:
     return problems
 
 
+def _plain(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated`` metadata and without ``None`` in a union (a null is the
+    model's to judge); a union of several other types is returned as it is."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        rest = [a for a in get_args(annotation) if a is not type(None)]
+        if len(rest) == 1:
+            return _plain(rest[0])
+    return annotation
+
+
+def _bool_walk(annotation: Any, value: Any, path: tuple[Any, ...], out: list[dict[str, str]]) -> None:
+    kind = _plain(annotation)
+    if value is None:
+        return
+    if kind is bool:
+        if not isinstance(value, bool):
+            out.append({"field": _path(path), "message": NOT_BOOLEAN})
+        return
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        if isinstance(value, dict):
+            for name, field in kind.model_fields.items():
+                key = field.alias if field.alias and field.alias in value else name
+                if key in value:
+                    _bool_walk(field.annotation, value[key], (*path, key), out)
+        return
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (list, set, frozenset) and args and isinstance(value, list):
+        for i, item in enumerate(value):
+            _bool_walk(args[0], item, (*path, i), out)
+    elif origin is tuple and args and isinstance(value, list):
+        item_types = [args[0]] * len(value) if len(args) == 2 and args[1] is Ellipsis else list(args)
+        for i, (item_type, item) in enumerate(zip(item_types, value, strict=False)):
+            _bool_walk(item_type, item, (*path, i), out)
+    elif origin is dict and len(args) == 2 and isinstance(value, dict):
+        for key, item in value.items():
+            _bool_walk(args[1], item, (*path, key), out)
+
+
+def bool_problems(model: Any, body: Any) -> list[dict[str, str]]:
+    """``[{"field", "message"}]`` for every boolean field of ``model`` (a pydantic model class, walked
+    into nested models, lists, tuples and dict values) that ``body`` gives as anything but JSON
+    ``true``/``false``; a null is left to the model (it says whether the field may be null). Empty
+    when ``model`` is not a pydantic model."""
+    out: list[dict[str, str]] = []
+    _bool_walk(model, body, (), out)
+    return out
+
+
+def _body_annotation(request: Request) -> Any:
+    route = request.scope.get("route")
+    field_info = getattr(getattr(route, "body_field", None), "field_info", None)
+    return getattr(field_info, "annotation", None)
+
+
 def refuse(problems: list[dict[str, str]]) -> ApiError:
     """The 422 for ``problems`` (the first :data:`MAX_REPORTED` listed)."""
     shown = problems[:MAX_REPORTED]
@@ -129,7 +195,8 @@ def _is_json(content_type: str | None) -> bool:
 
 async def check_json_body(request: Request) -> None:
     """Request dependency: refuse a JSON body that nests too deep, holds NaN or Infinity or a NUL
-    character, or gives a name twice in one object (422).
+    character, gives a name twice in one object, or gives a boolean field anything but true or false
+    (422).
 
     Runs after FastAPI has parsed the body of a route that declares one (the parsed value is cached on
     the request) and before the body is validated; routes that read their body themselves (the OPML
@@ -145,12 +212,13 @@ async def check_json_body(request: Request) -> None:
     problems = body_problems(body)
     if not any(p["message"] == TOO_DEEP for p in problems):  # a body that deep is refused as it is
         problems += repeated_names(await request.body())
+        problems += bool_problems(_body_annotation(request), body)
     if problems:
         # The model and the route's checks never run on this body: report their problems too.
         raise refuse(problems + await more_problems(request, body, problems, validate_model=True))
 
 
 __all__ = [
-    "HAS_NUL", "MAX_JSON_DEPTH", "NOT_FINITE", "REPEATED", "TOO_DEEP", "body_problems", "check_json_body",
-    "refuse", "repeated_names",
+    "HAS_NUL", "MAX_JSON_DEPTH", "NOT_BOOLEAN", "NOT_FINITE", "REPEATED", "TOO_DEEP", "body_problems",
+    "bool_problems", "check_json_body", "refuse", "repeated_names",
 ]
