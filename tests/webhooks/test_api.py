@@ -165,6 +165,38 @@ def test_signal_ids_must_exist(client, admin_headers, receiver):
     assert "nope" in _problem(r, 422)["detail"]
 
 
+def test_an_event_type_or_signal_id_given_twice_is_refused_naming_its_place(client, admin_headers, receiver):
+    with session_scope() as session:
+        session.add(Signal(id="wh-twice-signal", question="Q?", opened_on=datetime(2026, 1, 1).date()))
+    twice = {
+        "event_types": ["signal.status_changed", "signal.evidence_added", "signal.status_changed"],
+        "signal_ids": ["wh-twice-signal", " wh-twice-signal"],
+    }
+    r = client.post("/v1/webhooks", json={"url": receiver.url(), **twice}, headers=admin_headers)
+    assert _problem(r, 422)["errors"] == [
+        {"field": "event_types.2", "message": "given twice (first at event_types.0)"},
+        {"field": "signal_ids.1", "message": "given twice (first at signal_ids.0)"},
+    ]
+    assert client.get("/v1/webhooks", headers=admin_headers).json()["items"] == []
+
+    hook = _create(client, admin_headers, receiver.url(), event_types=["signal.status_changed"])
+    path = f"/v1/webhooks/{hook['id']}"
+    r = client.patch(path, json={"event_types": ["signal.status_changed"] * 2}, headers=admin_headers)
+    assert _problem(r, 422)["errors"] == [
+        {"field": "event_types.1", "message": "given twice (first at event_types.0)"}
+    ]
+    r = client.patch(path, json={"signal_ids": ["wh-twice-signal", "wh-twice-signal"]}, headers=admin_headers)
+    assert _problem(r, 422)["errors"] == [
+        {"field": "signal_ids.1", "message": "given twice (first at signal_ids.0)"}
+    ]
+    # A repeat beside a field the request layer refuses is named in the same answer.
+    both = {"event_types": ["signal.status_changed"] * 2, "url": 5}
+    r = client.patch(path, json=both, headers=admin_headers)
+    assert {e["field"] for e in _problem(r, 422)["errors"]} == {"url", "event_types.1"}
+    stored = client.get(path, headers=admin_headers).json()
+    assert (stored["event_types"], stored["signal_ids"]) == (["signal.status_changed"], [])
+
+
 @pytest.mark.parametrize(
     "url",
     [

@@ -78,41 +78,62 @@ def validate_target(url: str, *, allow_private: bool) -> str:
     return url
 
 
+def _repeats(field: str, values: list[str]) -> list[dict[str, str]]:
+    """A problem for each entry of ``values`` equal to an earlier one, named by its place
+    (``event_types.1``): a list that is a set in meaning names each member once, and a repeat is most
+    often a slip for another value the client meant to send."""
+    first: dict[str, int] = {}
+    errors = []
+    for n, v in enumerate(values):
+        if v in first:
+            errors.append({"field": f"{field}.{n}", "message": f"given twice (first at {field}.{first[v]})"})
+        else:
+            first[v] = n
+    return errors
+
+
+def _refuse(errors: list[dict[str, str]]) -> ApiError:
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return ApiError(422, "Unprocessable Content", detail, errors=errors)
+
+
 def _event_types(values: Iterable[str] | None) -> list[str]:
     if values is None:
         return list(DEFAULT_EVENT_TYPES)
-    out: list[str] = []
-    for v in values:
-        if v not in EVENT_TYPES:
-            raise invalid("event_types", f"unknown event type {v!r}; expected one of {list(EVENT_TYPES)}")
-        if v not in out:
-            out.append(v)
-    if not out:
-        raise invalid("event_types", "name at least one event type")
-    return out
+    given = list(values)
+    expected = f"expected one of {list(EVENT_TYPES)}"
+    errors = [
+        {"field": f"event_types.{n}", "message": f"unknown event type {v!r}; {expected}"}
+        for n, v in enumerate(given) if v not in EVENT_TYPES
+    ]
+    errors += _repeats("event_types", given)
+    if not given:
+        errors.append({"field": "event_types", "message": "name at least one event type"})
+    if errors:
+        raise _refuse(errors)
+    return given
 
 
 def _signal_ids(session: Session, values: Iterable[str]) -> list[str]:
     given = [v.strip() for v in values]
-    ids = list(dict.fromkeys(given))
-    if not ids:
+    if not given:
         return []
-    known = set(session.scalars(select(Signal.id).where(Signal.id.in_(ids))).all())
+    known = set(session.scalars(select(Signal.id).where(Signal.id.in_(set(given)))).all())
     # Each unknown id is named by its place in the list given (signal_ids.1), as every other field is.
     errors = [
         {"field": f"signal_ids.{n}", "message": f"no signal with id {v!r}"}
         for n, v in enumerate(given) if v not in known
     ]
+    errors += _repeats("signal_ids", given)
     if errors:
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
-    return ids
+        raise _refuse(errors)
+    return given
 
 
 def endpoint_values(*, session: Session, fields: dict[str, Any], allow_private: bool) -> dict[str, Any]:
-    """The stored form of the endpoint ``fields`` given (url stripped, event types and signal ids
-    de-duplicated); raises one 422 listing every refused field (a URL the SSRF rule refuses, an unknown
-    event type, unknown signal ids), not only the first."""
+    """The stored form of the endpoint ``fields`` given (url and signal ids stripped); raises one 422
+    listing every refused field (a URL the SSRF rule refuses, an unknown event type, unknown signal ids,
+    an event type or signal id given twice), not only the first."""
     values: dict[str, Any] = {}
     errors: list[dict[str, str]] = []
     checks = {

@@ -40,12 +40,13 @@ class WebhookBase(BaseModel):
     event_types: list[EventType] = Field(
         default_factory=lambda: list(DEFAULT_EVENT_TYPES),
         min_length=1,
-        description="event types to receive (default: every signal and source event)",
+        description="event types to receive, each once (default: every signal and source event)",
     )
     signal_ids: list[str] = Field(
         default_factory=list,
         max_length=500,
-        description="only signal.* events of these signals (empty: all signals); other events unaffected",
+        description="only signal.* events of these signals, each once (empty: all signals); other events "
+        "unaffected",
     )
 
 
