@@ -6,15 +6,18 @@ same table over HTTP.
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 from sqlalchemy import select
 
 from chipwatch.config import Settings
 from chipwatch.db import get_engine, session_scope
-from chipwatch.knowledge.models import Result
+from chipwatch.knowledge.models import FundingRound, Result
 from chipwatch.migrate import upgrade_to_head
 from chipwatch.seeds import KINDS, load_seeds
 from chipwatch.sources.models import DATASET_SOURCE_KINDS, Source
+from chipwatch.vocab.facts import FundingStatus
 from tests.fixtures.seed_facts import EXPECTED_COUNTS, SEED_FACTS, check_fields
 
 TABLES = {kind.name: kind.model for kind in KINDS}
@@ -91,6 +94,16 @@ def test_every_row_carries_provenance(seeded, kind):
         assert row["published_on"] is not None, (kind, row_id)
         assert row["as_of"] is not None, (kind, row_id)
         assert row["verification"] in ("vendor_reported", "witnessed", "independent"), (kind, row_id)
+
+
+def test_every_seeded_funding_round_has_a_status(seeded):
+    """SEED_FACTS.md gives each round as done (raised, reached, bought): none may be left without a
+    status, and every status is one the vocabulary allows."""
+    with session_scope(seeded, write=False) as session:
+        statuses = {row.id: row.status for row in session.scalars(select(FundingRound))}
+    assert len(statuses) >= 3
+    assert {row_id: s for row_id, s in statuses.items() if s not in get_args(FundingStatus)} == {}
+    assert statuses["xiwang-2026-08-round"] == statuses["groq-acquisition-nvidia"] == "closed"
 
 
 def test_no_jalapeno_figure_is_independent_yet(seeded):
