@@ -93,6 +93,7 @@ def _repeats(field: str, values: list[str]) -> list[dict[str, str]]:
 
 
 def _refuse(errors: list[dict[str, str]]) -> ApiError:
+    """One 422 listing every refused field of an endpoint's body."""
     detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return ApiError(422, "Unprocessable Content", detail, errors=errors)
 
@@ -149,8 +150,7 @@ def endpoint_values(*, session: Session, fields: dict[str, Any], allow_private: 
         except ApiError as exc:
             errors += exc.extra.get("errors") or []
     if errors:
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
+        raise _refuse(errors)
     return values
 
 
@@ -219,8 +219,7 @@ def update_endpoint(
     except ApiError as exc:
         errors += exc.extra.get("errors") or []
     if errors:
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        raise ApiError(422, "Unprocessable Content", detail, errors=errors)
+        raise _refuse(errors)
     for field, value in values.items():
         setattr(row, field, value)
     if "description" in changes:
